@@ -1,0 +1,176 @@
+"""``RobotsTxt``: a parsed robots.txt, its groups (SPEC A3) and its answers.
+
+The parser (``parser.py``) hands over records; this module groups them and
+selects, per crawler token, which compiled ``RuleSet`` (``matcher.py``) applies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from scrapy_rep.matcher import Rule, RuleSet, normalise_pattern, path_params_query
+from scrapy_rep.parser import Key, parse_lines
+from scrapy_rep.tokens import extract_token, fold
+
+__all__ = ["Decision", "Group", "RobotsTxt", "Rule"]
+
+_EMPTY = RuleSet(())
+
+
+@dataclass
+class Group:
+    """One run of user-agent lines and the rules that follow them."""
+
+    line: int  # the first user-agent line
+    agents: list[str] = field(default_factory=list)  # tokens as cut by SPEC A3, folded
+    is_global: bool = False  # '*' named
+    rules: list[Rule] = field(default_factory=list)
+    crawl_delay: float | None = None
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Why a URL is allowed or not, for one crawler."""
+
+    allowed: bool
+    rule: Rule | None  # the deciding rule; None when nothing matched
+    token: str | None  # the crawler token whose own group applied; None for '*'/none
+    reason: str
+
+
+class RobotsTxt:
+    """A parsed robots.txt with Google's semantics. Build it with ``parse``."""
+
+    def __init__(self, groups: list[Group], sitemaps: list[str]) -> None:
+        self.groups = groups
+        self.sitemaps = sitemaps
+        self.rule_count = sum(len(g.rules) for g in groups)
+        self._by_agent: dict[str, list[Group]] = {}
+        for group in groups:
+            for agent in group.agents:
+                members = self._by_agent.setdefault(agent, [])
+                if not members or members[-1] is not group:
+                    members.append(group)
+        self._global_groups = [g for g in groups if g.is_global]
+        self._has_global = bool(self._global_groups)
+        self._global: RuleSet | None = None
+        self._specific: dict[str, RuleSet] = {}
+        # The last single token asked about and its rules: a crawler asks with
+        # the same token string again and again.
+        self._last: tuple[str | Sequence[str], str | None, RuleSet] | None = None
+
+    @classmethod
+    def parse(cls, body: bytes | bytearray | memoryview | str) -> RobotsTxt:
+        """Parse a robots.txt body. Never raises; only the first 512,000 bytes count."""
+        groups: list[Group] = []
+        sitemaps: list[str] = []
+        current: Group | None = None
+        # SPEC A3: only an allow/disallow line closes a run of user-agent lines.
+        in_rules = False
+        for line, key, name, value in parse_lines(body):
+            if key is Key.USER_AGENT:
+                if current is None or in_rules:
+                    current = Group(line)
+                    groups.append(current)
+                    in_rules = False
+                # SPEC A3: "*" alone or followed by whitespace is the global agent.
+                if value[:1] == b"*" and (len(value) == 1 or value[1:2].isspace()):
+                    current.is_global = True
+                else:
+                    token = extract_token(value).decode("ascii")
+                    current.agents.append(fold(token))
+            elif key is Key.ALLOW or key is Key.DISALLOW:
+                # SPEC A3: rules before the first user-agent line are ignored.
+                if current is None:
+                    continue
+                in_rules = True
+                current.rules.append(Rule(key is Key.ALLOW, normalise_pattern(value), line))
+            elif key is Key.SITEMAP:
+                # SPEC A7: sitemaps are global, in file order.
+                if value:
+                    sitemaps.append(value.decode("utf-8", "replace"))
+            elif current is not None and current.crawl_delay is None:
+                if name.lower() == b"crawl-delay":
+                    current.crawl_delay = _parse_delay(value)
+        return cls(groups, sitemaps)
+
+    def _select(self, tokens: str | Sequence[str]) -> tuple[str | None, list[Group]]:
+        # SPEC C2: the first token with a group of its own wins, else '*'.
+        for token in (tokens,) if isinstance(tokens, str) else tokens:
+            groups = self._by_agent.get(fold(token))
+            if groups:
+                return token, groups
+        return None, self._global_groups
+
+    def _rules(self, tokens: str | Sequence[str]) -> tuple[str | None, RuleSet]:
+        last = self._last
+        if last is not None and last[0] is tokens:
+            return last[1], last[2]
+        token, ruleset = self._lookup(tokens)
+        if isinstance(tokens, (str, tuple)):  # immutable, so identity means equality
+            self._last = (tokens, token, ruleset)
+        return token, ruleset
+
+    def _lookup(self, tokens: str | Sequence[str]) -> tuple[str | None, RuleSet]:
+        token, groups = self._select(tokens)
+        if token is None:
+            return None, self._global_rules()
+        folded = fold(token)
+        ruleset = self._specific.get(folded)
+        if ruleset is None:
+            # SPEC A3: all groups naming the agent are merged, in file order;
+            # an empty one still hides '*'.
+            ruleset = RuleSet(rule for g in groups for rule in g.rules)
+            self._specific[folded] = ruleset
+        return token, ruleset
+
+    def _global_rules(self) -> RuleSet:
+        if self._global is None:
+            rules = [rule for g in self._global_groups for rule in g.rules]
+            self._global = RuleSet(rules) if rules else _EMPTY
+        return self._global
+
+    def allowed(self, url: str, tokens: str | Sequence[str]) -> bool:
+        """May a crawler called ``tokens`` fetch ``url``? (SPEC A3-A6)"""
+        last = self._last
+        ruleset = last[2] if last is not None and last[0] is tokens else self._rules(tokens)[1]
+        if ruleset.empty:
+            return True
+        path = path_params_query(url)
+        heads = ruleset.heads
+        if heads is not None and not path.startswith(heads):
+            return True
+        rule = ruleset.best(path)
+        return rule is None or rule[0]
+
+    def decide(self, url: str, tokens: str | Sequence[str]) -> Decision:
+        """``allowed`` with the deciding rule and the group used, for explanations."""
+        token, ruleset = self._rules(tokens)
+        rule = ruleset.best(path_params_query(url))
+        names = [tokens] if isinstance(tokens, str) else list(tokens)
+        shown = ", ".join(names) or "(no token)"
+        if token is not None:
+            reason = f"group for {token}"
+        elif self._has_global:
+            reason = f"no group for {shown}; used *"
+        else:
+            reason = f"no group for {shown} and no * group; everything allowed"
+        return Decision(rule is None or rule.allow, rule, token, reason)
+
+    def crawl_delay(self, tokens: str | Sequence[str]) -> float | None:
+        """The selected group's Crawl-delay in seconds (SPEC A7: Google ignores it)."""
+        for group in self._select(tokens)[1]:
+            if group.crawl_delay is not None:
+                return group.crawl_delay
+        return None
+
+
+def _parse_delay(value: bytes) -> float | None:
+    try:
+        delay = float(value.split()[0]) if value.split() else None
+    except ValueError:
+        return None
+    if delay is None or not (0 <= delay < float("inf")):
+        return None
+    return delay

@@ -1,0 +1,74 @@
+"""The store contract shared by the middleware and every backend.
+
+A store keeps, per normalised origin (SPEC B1), one ``StoredRobots``: a JSON-able
+``meta`` dict written and read by the middleware (status, fetched-at, expires-at,
+last-good-copy and unreachable-since information) and the raw robots.txt body
+(at most 500 KiB, or None for "no robots.txt"). Backends never interpret
+``meta`` beyond storing it as JSON, and never unpickle anything.
+
+Every method returns a Deferred so that a backend may do blocking I/O in a
+thread; the in-memory store answers synchronously (already-fired Deferreds).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from twisted.internet.defer import Deferred
+
+#: Bumped when the layout of what a store writes changes; entries written with
+#: another version are ignored (treated as missing), never trusted.
+FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class StoredRobots:
+    meta: dict[str, Any] = field(default_factory=dict)
+    body: bytes | None = None
+
+
+class RobotsStore(Protocol):
+    def get(self, origin: str) -> Deferred[StoredRobots | None]:
+        """The entry for ``origin``, or None when there is none (or it is unreadable)."""
+
+    def put(self, origin: str, entry: StoredRobots) -> Deferred[None]:
+        """Replace the entry for ``origin``."""
+
+    def acquire_lease(self, origin: str, owner: str, ttl: float) -> Deferred[bool]:
+        """Try to become the one fetcher of ``origin``'s robots.txt for ``ttl`` seconds.
+
+        True when ``owner`` holds the lease (newly or already). A lease whose
+        holder died expires after ``ttl`` and can then be taken by another owner.
+        """
+
+    def release_lease(self, origin: str, owner: str) -> Deferred[None]:
+        """Give the lease up, if ``owner`` still holds it."""
+
+    def close(self) -> Deferred[None]:
+        """Release connections/files. The store is not used afterwards."""
+
+
+def open_store(url: str, **options: Any) -> RobotsStore:
+    """Build a store from a ``REP_STORE`` URL.
+
+    ``memory://`` (default), ``sqlite:///path/file.sqlite3``, ``redis://host:port/db``.
+    Raises ``ValueError`` with a message naming ``REP_STORE`` for anything else.
+    """
+    scheme = url.partition("://")[0].lower() if "://" in url else ""
+    if scheme == "memory":
+        from scrapy_rep.store._memory import MemoryStore
+
+        return MemoryStore()
+    if scheme == "sqlite":
+        from scrapy_rep.store._sqlite import SQLiteStore
+
+        return SQLiteStore.from_url(url, **options)
+    if scheme in ("redis", "rediss", "unix"):
+        from scrapy_rep.store._redis import RedisStore
+
+        return RedisStore.from_url(url, **options)
+    raise ValueError(
+        f"REP_STORE={url!r} is not a store URL: use 'memory://', "
+        "'sqlite:///path/to/robots.sqlite3' or 'redis://host:port/db'"
+    )
