@@ -1,0 +1,113 @@
+"""The ROBOTSTXT_PARSER adapter: Scrapy's RobotParser interface, SPEC C1 and C2."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+from scrapy.utils.test import get_crawler
+
+import scrapy_rep.adapter
+from scrapy_rep import RobotParser
+from scrapy_rep.adapter import crawler_tokens
+
+BODY = b"""User-agent: mybot
+Disallow: /mybot-only
+Crawl-delay: 3
+
+User-agent: mybot-news
+Disallow: /news-only
+
+User-agent: *
+Disallow: /private
+Crawl-delay: 9
+"""
+
+
+def parser(body: bytes = BODY, **settings: Any) -> RobotParser:
+    return RobotParser.from_crawler(get_crawler(settings_dict=settings), body)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"",
+        b"<html><body>Not found</body></html>",
+        bytes(range(256)) * 50,
+        "Disallow: /é\n".encode("latin-1"),
+        b"User-agent: *\nDisallow: /x\n" + b"A" * 2_000_000,
+    ],
+    ids=["empty", "html", "binary", "latin-1", "2MB"],
+)
+def test_any_body_is_accepted(body: bytes) -> None:
+    assert parser(body).allowed("http://example.com/page", "MyBot/1.0") is True
+
+
+@pytest.mark.parametrize(
+    ("user_agent", "url", "allowed"),
+    [
+        ("MyBot/1.0 (+https://mybot.example)", "http://e/mybot-only", False),
+        ("MyBot/1.0 (+https://mybot.example)", "http://e/private", True),
+        (b"MyBot/1.0", b"http://e/mybot-only", False),
+        ("Scrapy/2.19.0 (+https://scrapy.org)", "http://e/private", False),
+        ("Scrapy/2.19.0 (+https://scrapy.org)", "http://e/mybot-only", True),
+    ],
+)
+def test_user_agent_header_becomes_product_token(
+    user_agent: str | bytes, url: str | bytes, allowed: bool
+) -> None:
+    assert parser().allowed(url, user_agent) is allowed
+
+
+def test_browser_like_user_agent_is_mozilla_and_warns_once(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(scrapy_rep.adapter, "_warned_mozilla", False)
+    rp = parser()
+    ua = "Mozilla/5.0 (compatible; MyBot/1.0; +https://x)"
+    with caplog.at_level(logging.WARNING, logger="scrapy_rep.adapter"):
+        assert rp.allowed("http://e/mybot-only", ua) is True  # obeys * as "Mozilla"
+        assert rp.allowed("http://e/private", ua) is False
+        parser().allowed("http://e/x", ua)
+    warnings = [r for r in caplog.records if "ROBOTSTXT_USER_AGENT" in r.getMessage()]
+    assert len(warnings) == 1
+    assert "'Mozilla'" in warnings[0].getMessage()
+
+
+def test_robotstxt_user_agent_wins() -> None:
+    rp = parser(ROBOTSTXT_USER_AGENT="MyBot")
+    ua = "Mozilla/5.0 (compatible; MyBot/1.0)"
+    assert rp.allowed("http://e/mybot-only", ua) is False
+    assert rp.allowed("http://e/private", ua) is True
+
+
+def test_preference_list_setting() -> None:
+    rp = parser(REP_USER_AGENTS=["mybot-news", "mybot"], ROBOTSTXT_USER_AGENT="ignored")
+    assert rp.allowed("http://e/news-only", "whatever") is False
+    assert rp.allowed("http://e/mybot-only", "whatever") is True
+    rp = parser(REP_USER_AGENTS="otherbot,mybot")
+    assert rp.allowed("http://e/mybot-only", "whatever") is False
+
+
+def test_crawl_delay_of_selected_group() -> None:
+    rp = parser()
+    assert rp.crawl_delay("MyBot/1.0") == 3.0
+    assert rp.crawl_delay(b"Scrapy/2.19") == 9.0
+    assert parser(b"User-agent: *\nDisallow: /\n").crawl_delay("x") is None
+
+
+def test_crawler_tokens_order() -> None:
+    settings = get_crawler(settings_dict={"USER_AGENT": "DemoBot/0.1 (+https://d)"}).settings
+    assert crawler_tokens(settings, None) == ("DemoBot",)
+    assert crawler_tokens(settings, b"Other/1") == ("Other",)
+    assert crawler_tokens(settings, "123/1") == ()
+
+
+def test_importing_core_does_not_import_scrapy() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, scrapy_rep; scrapy_rep.RobotsTxt.parse(b''); print('scrapy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
