@@ -20,21 +20,21 @@ from typing import NamedTuple
 _BEFORE_PATH = re.compile(r"(?://)?(?:[^/?;]*://)?[^/?;]*")
 
 
+# The usual URL, "scheme://authority/path...": the path runs from the first
+# '/' after the authority to the '#'. Anything else takes the general route.
+_USUAL_URL = re.compile(r"[^/?;]*://[^/?;#]*(/[^#]*)")
+
+
 def path_params_query(url: str) -> str:
     """Path + ;params + ?query of ``url``, as Google's GetPathParamsQuery (SPEC A4).
 
     Scheme and authority are dropped, so is the #fragment; the result always
     starts with '/'. Nothing is decoded or case-folded.
     """
-    start = -1
-    if url.startswith(("http://", "https://")):
-        # Fast path for the usual URL: the path starts at the first '/' after
-        # the authority, unless a '?' or ';' comes first.
-        start = url.find("/", 8 if url[4] == "s" else 7)
-        if start >= 0 and (url.find("?", 0, start) >= 0 or url.find(";", 0, start) >= 0):
-            start = -1
-    if start < 0:
-        start = _BEFORE_PATH.match(url).end()  # type: ignore[union-attr]  # always matches
+    usual = _USUAL_URL.match(url)
+    if usual is not None:
+        return usual.group(1)
+    start = _BEFORE_PATH.match(url).end()  # type: ignore[union-attr]  # always matches
     if start == len(url):
         return "/"
     hash_pos = url.find("#")
@@ -107,7 +107,70 @@ def _index_html_pattern(pattern: str) -> str | None:
     return None
 
 
-_HEADS_FILTER_MAX = 64
+def _prefix_parents(keys: list[str]) -> list[int]:
+    """For sorted ``keys``: the index of the longest other key that is a prefix of each, or -1.
+
+    This makes "which keys are prefixes of a path" O(log n) plus their count:
+    every key that is a prefix of ``path`` sorts at or before it, and the
+    greatest key <= ``path`` starts with each of them (anything between a
+    prefix of ``path`` and ``path`` starts with that prefix). So they are that
+    key's chain of parents, and the walk stops at the first that fits: no scan
+    over the whole set, however many rules a file has.
+    """
+    parents: list[int] = []
+    chain: list[int] = []
+    for i, key in enumerate(keys):
+        while chain and not key.startswith(keys[chain[-1]]):
+            chain.pop()
+        parents.append(chain[-1] if chain else -1)
+        chain.append(i)
+    return parents
+
+
+_GRAM = 3
+#: A bucket of '*' patterns sharing a head is scanned rule by rule up to this
+#: size; a larger one gets a gram index so a check does not grow with it.
+_SCAN_MAX = 16
+
+
+class _GramIndex:
+    """Candidate '*' patterns for a path, found by 3-grams of their literal text.
+
+    A pattern can only match a path that contains each of its literal
+    segments, so each pattern is filed under one 3-gram of its segments (the
+    one fewest patterns share) and only patterns whose gram occurs in the path
+    are tried. Patterns with no segment of 3 bytes are always tried.
+    """
+
+    __slots__ = ("_always", "_by_gram")
+
+    def __init__(self, items: list[_Wildcard]) -> None:
+        grams_of = [
+            {seg[i : i + _GRAM] for seg in item.segments for i in range(len(seg) - _GRAM + 1)}
+            for item in items
+        ]
+        counts: dict[str, int] = {}
+        for grams in grams_of:
+            for gram in grams:
+                counts[gram] = counts.get(gram, 0) + 1
+        self._always: list[_Wildcard] = []
+        self._by_gram: dict[str, list[_Wildcard]] = {}
+        for item, grams in zip(items, grams_of, strict=True):
+            if grams:
+                self._by_gram.setdefault(min(grams, key=counts.__getitem__), []).append(item)
+            else:
+                self._always.append(item)
+
+    def candidates(self, path: str, start: int) -> list[_Wildcard]:
+        """Best rank first, like a scanned bucket."""
+        by_gram = self._by_gram
+        found = list(self._always)
+        for gram in {path[i : i + _GRAM] for i in range(start, len(path) - _GRAM + 1)}:
+            items = by_gram.get(gram)
+            if items is not None:
+                found.extend(items)
+        found.sort(key=_by_rank, reverse=True)
+        return found
 
 
 class RuleSet:
@@ -115,12 +178,14 @@ class RuleSet:
 
     __slots__ = (
         "_exact",
-        "_first_len",
-        "_lengths",
+        "_gram_indexes",
+        "_head_parents",
+        "_heads",
         "_prefix",
+        "_prefix_parents",
+        "_prefixes",
         "_wild_by_head",
         "empty",
-        "heads",
         "rules",
     )
 
@@ -146,70 +211,71 @@ class RuleSet:
             anchored = pattern.endswith("$")
             body = pattern[:-1] if anchored else pattern
             if anchored and body.endswith("*"):
-                anchored = False  # "…*$": the '*' runs to the end anyway
+                anchored = False  # "...*$": the '*' runs to the end anyway
             if "*" not in body:
                 table = exact if anchored else prefix
-                key = body
-                if key not in table or _rank(rule) > _rank(table[key]):
-                    table[key] = rule
+                if body not in table or _rank(rule) > _rank(table[body]):
+                    table[body] = rule
                 continue
             head, *segments = body.split("*")
             wild.setdefault(head, []).append(
                 _Wildcard(_rank(rule), rule, tuple(s for s in segments if s), anchored)
             )
         self._prefix = prefix
+        self._prefixes = sorted(prefix)
+        self._prefix_parents = _prefix_parents(self._prefixes)
         self._exact = exact
-        self._lengths = sorted({len(p) for p in prefix})
-        # Every pattern needs the path to start with its literal head. With few
-        # rules, one C-level startswith over all heads rules out the usual case
-        # (nothing matches) at once; with many, that scan would grow with the
-        # rule count, so then only the per-length lookups run.
-        heads = {*prefix, *exact, *wild}
-        self.heads: tuple[str, ...] | None = (
-            tuple(heads) if len(heads) <= _HEADS_FILTER_MAX else None
-        )
         # Wildcard candidates are visited best-rank first, so the first match decides.
         self._wild_by_head = {
             head: sorted(items, key=_by_rank, reverse=True) for head, items in wild.items()
         }
-        self._first_len = sorted({len(h) for h in wild})
+        self._gram_indexes = {
+            head: _GramIndex(items) for head, items in wild.items() if len(items) > _SCAN_MAX
+        }
+        self._heads = sorted(wild)
+        self._head_parents = _prefix_parents(self._heads)
         self.empty = not (prefix or exact or wild)
 
     def best(self, path: str) -> Rule | None:
         """The deciding rule for ``path`` (SPEC A6), or None when no rule matches."""
-        if self.empty:
-            return None
-        best: Rule | None = self._exact.get(path)
-        best_rank = _rank(best) if best is not None else (-1, False, 0)
+        best: Rule | None = self._exact.get(path) if self._exact else None
         # Only the longest matching plain prefix can decide among plain prefixes:
         # priority is the length, and same-length prefixes of a path are equal.
-        lengths = self._lengths
-        prefix = self._prefix
-        for i in range(bisect.bisect_right(lengths, len(path)) - 1, -1, -1):
-            rule = prefix.get(path[: lengths[i]])
-            if rule is not None:
-                rank = _rank(rule)
-                if rank > best_rank:
-                    best, best_rank = rule, rank
-                break
-        if self._first_len:
-            found = self._best_wildcard(path, best_rank)
-            if found is not None:
-                best = found
+        keys = self._prefixes
+        if keys:
+            parents = self._prefix_parents
+            i = bisect.bisect_right(keys, path) - 1
+            while i >= 0:
+                key = keys[i]
+                if path.startswith(key):
+                    rule = self._prefix[key]
+                    if best is None or _rank(rule) > _rank(best):
+                        best = rule
+                    break
+                i = parents[i]
+        heads = self._heads
+        if heads:
+            floor = _rank(best) if best is not None else (-1, False, 0)
+            parents = self._head_parents
+            i = bisect.bisect_right(heads, path) - 1
+            while i >= 0:
+                head = heads[i]
+                if path.startswith(head):
+                    # Every parent of a matching head matches too.
+                    index = self._gram_indexes.get(head)
+                    bucket = (
+                        self._wild_by_head[head]
+                        if index is None
+                        else index.candidates(path, len(head))
+                    )
+                    for item in bucket:
+                        if item.rank <= floor:
+                            break
+                        if _match_segments(path, len(head), item.segments, item.anchored):
+                            best, floor = item.rule, item.rank
+                            break
+                i = parents[i]
         return best
-
-    def _best_wildcard(self, path: str, floor: tuple[int, bool, int]) -> Rule | None:
-        winner: _Wildcard | None = None
-        for length in self._first_len:
-            if length > len(path):
-                break
-            for item in self._wild_by_head.get(path[:length], ()):
-                if item.rank <= floor or (winner is not None and item.rank <= winner.rank):
-                    break
-                if _match_segments(path, length, item.segments, item.anchored):
-                    winner = item
-                    break
-        return winner.rule if winner is not None else None
 
 
 def _match_segments(path: str, pos: int, segments: tuple[str, ...], anchored: bool) -> bool:

@@ -8,9 +8,7 @@ with the rule it follows.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from enum import IntEnum
-from typing import NamedTuple
 
 #: SPEC A1: only the first 500 KiB count, even if that cuts a line.
 MAX_BODY_BYTES = 512_000
@@ -18,9 +16,21 @@ MAX_BODY_BYTES = 512_000
 MAX_LINE_BYTES = 16_663
 
 _BOM = b"\xef\xbb\xbf"
-# SPEC A2: without a colon, exactly two runs of non-blank text separated by
-# spaces/tabs make a key and a value ("disallow /x"); the line is already trimmed.
-_NO_COLON = re.compile(rb"([^ \t]+)[ \t]+([^ \t]+)")
+# SPEC A2, one match per line of a body whose lines each start after an LF
+# and hold no NUL (matching from that LF lets the regex engine skip from line
+# to line, and findall then yields line N as its N-th tuple):
+# - a comment starts at the first '#', even inside a path;
+# - the key ends at the first ':' before the comment (groups 1, 2);
+# - without a colon, exactly two runs of text separated by spaces/tabs make a
+#   key and a value ("disallow /x" works, "disallow /x /y" does not), with any
+#   ASCII whitespace trimmed around the line (groups 3, 4);
+# - any other line matches with empty groups and is skipped.
+# Keys and values are trimmed of ASCII whitespace afterwards.
+_LINE = re.compile(
+    rb"\n(?:([^:#\n]*):([^#\n]*)"
+    rb"|[ \t\x0b\x0c\r]*([^ \t:#\n]+)[ \t]+([^ \t:#\n]+)[ \t\x0b\x0c\r]*(?=[#\n]|\Z))?"
+    rb"[^\n]*"
+)
 
 
 class Key(IntEnum):
@@ -31,11 +41,9 @@ class Key(IntEnum):
     UNKNOWN = 5
 
 
-class Record(NamedTuple):
-    line: int
-    key: Key
-    name: bytes  # the key as written, trimmed (meaningful for UNKNOWN keys)
-    value: bytes
+#: (line number, key, the key as written and trimmed, the trimmed value). A
+#: plain tuple: building a NamedTuple per line would double the parse time.
+Record = tuple[int, Key, bytes, bytes]
 
 
 # SPEC A2: keys are recognised case-insensitively by prefix, typos included,
@@ -48,7 +56,23 @@ _KEY_PREFIXES: tuple[tuple[tuple[bytes, ...], Key], ...] = (
 )
 
 
+# The spellings real files use, for a dict hit before the prefix checks.
+_COMMON_KEYS = {
+    name: key
+    for key, names in (
+        (Key.USER_AGENT, (b"User-agent", b"User-Agent", b"user-agent", b"USER-AGENT")),
+        (Key.ALLOW, (b"Allow", b"allow", b"ALLOW")),
+        (Key.DISALLOW, (b"Disallow", b"disallow", b"DISALLOW")),
+        (Key.SITEMAP, (b"Sitemap", b"sitemap", b"SITEMAP")),
+    )
+    for name in names
+}
+
+
 def classify_key(name: bytes) -> Key:
+    common = _COMMON_KEYS.get(name)
+    if common is not None:
+        return common
     lowered = name.lower()
     for prefixes, key in _KEY_PREFIXES:
         if lowered.startswith(prefixes):
@@ -71,34 +95,41 @@ def prepare_body(body: bytes | bytearray | memoryview | str) -> bytes:
     return data
 
 
-def parse_lines(body: bytes | bytearray | memoryview | str) -> Iterator[Record]:
-    """Yield one record per meaningful line, numbered as Google numbers them."""
-    # bytes.splitlines() ends lines at CR, LF and CRLF (a CRLF is one line end),
-    # exactly SPEC A1; unlike str.splitlines it ignores \v, \f and Unicode breaks.
-    for number, line in enumerate(prepare_body(body).splitlines(), 1):
-        if len(line) > MAX_LINE_BYTES:
-            line = line[:MAX_LINE_BYTES]
-        # SPEC A1: a NUL ends the line's content (Google keeps lines as C strings).
-        nul = line.find(b"\x00")
-        if nul >= 0:
-            line = line[:nul]
-        # SPEC A2: a comment starts at the first '#', even inside a path.
-        hash_ = line.find(b"#")
-        if hash_ >= 0:
-            line = line[:hash_]
-        line = line.strip()
-        if not line:
-            continue
-        colon = line.find(b":")
-        if colon >= 0:
-            name = line[:colon].strip()
-            value = line[colon + 1 :].strip()
-        else:
-            match = _NO_COLON.fullmatch(line)
-            if match is None:
-                continue
-            name = match.group(1).strip()
-            value = match.group(2).strip()
+def _normalise_lines(data: bytes) -> bytes:
+    """One LF per line end, lines cut at NUL and at 16,663 bytes (SPEC A1)."""
+    # CR, LF and CRLF each end a line (a CRLF once): as one LF each, line
+    # numbers stay Google's.
+    if b"\r" in data:
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    # Only a body this long can hold a line over the limit.
+    if b"\x00" in data or len(data) > MAX_LINE_BYTES:
+        lines = data.split(b"\n")
+        for i, line in enumerate(lines):
+            if len(line) > MAX_LINE_BYTES:
+                line = line[:MAX_LINE_BYTES]
+            # A NUL ends the line's content (Google keeps lines as C strings).
+            if b"\x00" in line:
+                line = line[: line.find(b"\x00")]
+            lines[i] = line
+        data = b"\n".join(lines)
+    return data
+
+
+def parse_lines(body: bytes | bytearray | memoryview | str) -> list[Record]:
+    """One record per meaningful line, numbered as Google numbers them."""
+    records: list[Record] = []
+    append = records.append
+    common = _COMMON_KEYS.get
+    number = 0
+    for name, value, bare_name, bare_value in _LINE.findall(
+        b"\n" + _normalise_lines(prepare_body(body))
+    ):
+        number += 1
         if not name:
-            continue
-        yield Record(number, classify_key(name), name, value)
+            if not bare_name:
+                continue
+            name, value = bare_name, bare_value
+        name = name.strip()
+        if name:
+            append((number, common(name) or classify_key(name), name, value.strip()))
+    return records

@@ -7,7 +7,7 @@ selects, per crawler token, which compiled ``RuleSet`` (``matcher.py``) applies.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from scrapy_rep.matcher import Rule, RuleSet, normalise_pattern, path_params_query
 from scrapy_rep.parser import Key, parse_lines
@@ -16,17 +16,25 @@ from scrapy_rep.tokens import extract_token, fold
 __all__ = ["Decision", "Group", "RobotsTxt", "Rule"]
 
 _EMPTY = RuleSet(())
+_ALLOW, _DISALLOW, _USER_AGENT, _SITEMAP = Key.ALLOW, Key.DISALLOW, Key.USER_AGENT, Key.SITEMAP
 
 
-@dataclass
 class Group:
     """One run of user-agent lines and the rules that follow them."""
 
-    line: int  # the first user-agent line
-    agents: list[str] = field(default_factory=list)  # tokens as cut by SPEC A3, folded
-    is_global: bool = False  # '*' named
-    rules: list[Rule] = field(default_factory=list)
-    crawl_delay: float | None = None
+    __slots__ = ("agents", "crawl_delay", "is_global", "line", "rules")
+
+    def __init__(self, line: int) -> None:
+        self.line = line  # the first user-agent line
+        self.agents: list[str] = []  # tokens as cut by SPEC A3, ASCII-folded
+        self.is_global = False  # '*' named
+        # (allow, normalised pattern, line): Rule's fields, as plain tuples
+        # until a crawler asks (building a NamedTuple per line is slow).
+        self.rules: list[tuple[bool, str, int]] = []
+        self.crawl_delay: float | None = None
+
+    def __repr__(self) -> str:
+        return f"Group(line={self.line}, agents={self.agents}, is_global={self.is_global})"
 
 
 @dataclass(frozen=True)
@@ -45,20 +53,28 @@ class RobotsTxt:
     def __init__(self, groups: list[Group], sitemaps: list[str]) -> None:
         self.groups = groups
         self.sitemaps = sitemaps
-        self.rule_count = sum(len(g.rules) for g in groups)
-        self._by_agent: dict[str, list[Group]] = {}
-        for group in groups:
-            for agent in group.agents:
-                members = self._by_agent.setdefault(agent, [])
-                if not members or members[-1] is not group:
-                    members.append(group)
-        self._global_groups = [g for g in groups if g.is_global]
-        self._has_global = bool(self._global_groups)
+        # Built on the first question: parsing stays cheap for files never asked.
+        self._by_agent: dict[str, list[Group]] | None = None
         self._global: RuleSet | None = None
         self._specific: dict[str, RuleSet] = {}
         # The last single token asked about and its rules: a crawler asks with
         # the same token string again and again.
         self._last: tuple[str | Sequence[str], str | None, RuleSet] | None = None
+
+    @property
+    def rule_count(self) -> int:
+        """The allow/disallow lines inside groups."""
+        return sum(len(g.rules) for g in self.groups)
+
+    def _agents(self) -> dict[str, list[Group]]:
+        if self._by_agent is None:
+            self._by_agent = {}
+            for group in self.groups:
+                for agent in group.agents:
+                    members = self._by_agent.setdefault(agent, [])
+                    if not members or members[-1] is not group:
+                        members.append(group)
+        return self._by_agent
 
     @classmethod
     def parse(cls, body: bytes | bytearray | memoryview | str) -> RobotsTxt:
@@ -69,7 +85,18 @@ class RobotsTxt:
         # SPEC A3: only an allow/disallow line closes a run of user-agent lines.
         in_rules = False
         for line, key, name, value in parse_lines(body):
-            if key is Key.USER_AGENT:
+            if key is _ALLOW or key is _DISALLOW:
+                # SPEC A3: rules before the first user-agent line are ignored.
+                if current is None:
+                    continue
+                in_rules = True
+                pattern = (
+                    value.decode("ascii")
+                    if value.isascii() and b"%" not in value
+                    else normalise_pattern(value)
+                )
+                current.rules.append((key is _ALLOW, pattern, line))
+            elif key is _USER_AGENT:
                 if current is None or in_rules:
                     current = Group(line)
                     groups.append(current)
@@ -78,15 +105,9 @@ class RobotsTxt:
                 if value[:1] == b"*" and (len(value) == 1 or value[1:2].isspace()):
                     current.is_global = True
                 else:
-                    token = extract_token(value).decode("ascii")
-                    current.agents.append(fold(token))
-            elif key is Key.ALLOW or key is Key.DISALLOW:
-                # SPEC A3: rules before the first user-agent line are ignored.
-                if current is None:
-                    continue
-                in_rules = True
-                current.rules.append(Rule(key is Key.ALLOW, normalise_pattern(value), line))
-            elif key is Key.SITEMAP:
+                    # bytes.lower() folds ASCII only, as token comparison does.
+                    current.agents.append(extract_token(value).lower().decode("ascii"))
+            elif key is _SITEMAP:
                 # SPEC A7: sitemaps are global, in file order.
                 if value:
                     sitemaps.append(value.decode("utf-8", "replace"))
@@ -98,10 +119,10 @@ class RobotsTxt:
     def _select(self, tokens: str | Sequence[str]) -> tuple[str | None, list[Group]]:
         # SPEC C2: the first token with a group of its own wins, else '*'.
         for token in (tokens,) if isinstance(tokens, str) else tokens:
-            groups = self._by_agent.get(fold(token))
+            groups = self._agents().get(fold(token))
             if groups:
                 return token, groups
-        return None, self._global_groups
+        return None, [g for g in self.groups if g.is_global]
 
     def _rules(self, tokens: str | Sequence[str]) -> tuple[str | None, RuleSet]:
         last = self._last
@@ -121,13 +142,13 @@ class RobotsTxt:
         if ruleset is None:
             # SPEC A3: all groups naming the agent are merged, in file order;
             # an empty one still hides '*'.
-            ruleset = RuleSet(rule for g in groups for rule in g.rules)
+            ruleset = RuleSet(Rule(*rule) for g in groups for rule in g.rules)
             self._specific[folded] = ruleset
         return token, ruleset
 
     def _global_rules(self) -> RuleSet:
         if self._global is None:
-            rules = [rule for g in self._global_groups for rule in g.rules]
+            rules = [Rule(*rule) for g in self.groups if g.is_global for rule in g.rules]
             self._global = RuleSet(rules) if rules else _EMPTY
         return self._global
 
@@ -137,11 +158,7 @@ class RobotsTxt:
         ruleset = last[2] if last is not None and last[0] is tokens else self._rules(tokens)[1]
         if ruleset.empty:
             return True
-        path = path_params_query(url)
-        heads = ruleset.heads
-        if heads is not None and not path.startswith(heads):
-            return True
-        rule = ruleset.best(path)
+        rule = ruleset.best(path_params_query(url))
         return rule is None or rule[0]
 
     def decide(self, url: str, tokens: str | Sequence[str]) -> Decision:
@@ -152,7 +169,7 @@ class RobotsTxt:
         shown = ", ".join(names) or "(no token)"
         if token is not None:
             reason = f"group for {token}"
-        elif self._has_global:
+        elif any(g.is_global for g in self.groups):
             reason = f"no group for {shown}; used *"
         else:
             reason = f"no group for {shown} and no * group; everything allowed"

@@ -44,7 +44,7 @@ def test_line_endings(eol: bytes) -> None:
 
 def test_line_numbers_count_crlf_once_and_blank_lines() -> None:
     records = list(parse_lines(b"User-agent: a\r\n\r\nDisallow: /b\rAllow: /c\n"))
-    assert [(r.line, r.key) for r in records] == [
+    assert [(r[0], r[1]) for r in records] == [
         (1, Key.USER_AGENT),
         (3, Key.DISALLOW),
         (4, Key.ALLOW),
