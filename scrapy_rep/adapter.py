@@ -3,8 +3,10 @@
 Scrapy hands parsers the full User-Agent header; robots.txt groups name product
 tokens. SPEC C1: the header's product token is used (``MyBot/1.0 (+https://…)``
 → ``MyBot``). A browser-like header (``Mozilla/5.0 (compatible; MyBot/1.0)``)
-yields ``Mozilla``, which is almost never what a crawler means: a warning says
-so once, and ``ROBOTSTXT_USER_AGENT`` (or ``REP_USER_AGENTS``) fixes it.
+yields ``Mozilla``, which is almost never what a crawler means: the startup
+check warns about ``USER_AGENT``, one more warning covers a different header
+seen at run time (e.g. set per request), and ``ROBOTSTXT_USER_AGENT`` (or
+``REP_USER_AGENTS``) fixes it.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from scrapy.robotstxt import RobotParser as _ScrapyRobotParser
 
+from scrapy_rep._checks import warn_about_tokens
 from scrapy_rep.robotstxt import RobotsTxt
 from scrapy_rep.tokens import product_token
 
@@ -52,14 +55,15 @@ def crawler_tokens(settings: BaseSettings, user_agent: str | bytes | None) -> tu
     configured = configured_tokens(settings)
     if configured is not None:
         return configured
-    header = _text(user_agent) if user_agent else str(settings.get("USER_AGENT") or "")
-    return _header_tokens(header)
+    default = _text(settings.get("USER_AGENT") or "")
+    return _header_tokens(_text(user_agent) if user_agent else default, default)
 
 
-def _header_tokens(header: str) -> tuple[str, ...]:
+def _header_tokens(header: str, checked: str = "") -> tuple[str, ...]:
+    """The tokens of a User-Agent header; ``checked`` was already warned about at startup."""
     global _warned_mozilla
     token = product_token(header)
-    if token.lower() == "mozilla" and not _warned_mozilla:
+    if token.lower() == "mozilla" and header != checked and not _warned_mozilla:
         _warned_mozilla = True
         logger.warning(
             "robots.txt is obeyed as 'Mozilla', the product token of the User-Agent "
@@ -79,14 +83,19 @@ def _text(value: str | bytes) -> str:
 class RobotParser(_ScrapyRobotParser):
     """Scrapy's RobotParser interface over ``RobotsTxt`` (Google's semantics)."""
 
-    def __init__(self, robotstxt_body: bytes, configured: tuple[str, ...] | None) -> None:
+    def __init__(
+        self, robotstxt_body: bytes, configured: tuple[str, ...] | None, user_agent: str = ""
+    ) -> None:
         self.robots = RobotsTxt.parse(robotstxt_body)
         self._configured = configured
+        self._user_agent = user_agent
         self._tokens: dict[str | bytes, tuple[str, ...]] = {}
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, robotstxt_body: bytes) -> RobotParser:
-        return cls(robotstxt_body, configured_tokens(crawler.settings))
+        warn_about_tokens(crawler)
+        settings = crawler.settings
+        return cls(robotstxt_body, configured_tokens(settings), _text(settings["USER_AGENT"] or ""))
 
     def tokens(self, user_agent: str | bytes) -> tuple[str, ...]:
         """The tokens this crawler obeys as, for a User-Agent header (SPEC C1, C2)."""
@@ -94,7 +103,7 @@ class RobotParser(_ScrapyRobotParser):
             return self._configured
         tokens = self._tokens.get(user_agent)
         if tokens is None:
-            tokens = _header_tokens(_text(user_agent))
+            tokens = _header_tokens(_text(user_agent), self._user_agent)
             # One crawler sends a handful of User-Agents; don't let a hostile
             # caller grow the cache without end.
             if len(self._tokens) < 64:
