@@ -1,0 +1,1 @@
+"""The scrapy-rep example project: ``scrapy crawl demo``."""

@@ -1,0 +1,245 @@
+"""Explaining robots.txt decisions, as text for people and JSON for tools.
+
+Pure: shared by ``scrapy robots``, ``python -m scrapy_rep`` and the demo
+spider's report. An explanation is a JSON-able dict; ``format_text`` renders it.
+
+Entry keys: ``url``, ``allowed``, ``decided_by`` (``"rules"``, or ``"outcome"``
+when no rules took part: no robots.txt, an unreachable origin), ``rule``
+(``{"allow", "pattern", "line", "text"}`` or None; ``pattern`` is the normalised
+pattern that matched, ``text`` the line as written), ``group`` (the token whose
+group applied, ``"*"``, or None), ``reason`` (e.g. "no group for MyBot; used *"),
+``tokens`` and ``source``: for a local file ``{"file": path}``; for a fetched
+robots.txt the middleware's ``OriginReport`` fields ``origin``, ``outcome``,
+``status``, ``redirects`` (URLs followed), ``truncated``, ``fetched_at``,
+``expires_at`` (epoch seconds), ``error``, ``stale`` and ``crawl_delay``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+from scrapy_rep.parser import prepare_body
+from scrapy_rep.robotstxt import Decision, RobotsTxt
+
+__all__ = [
+    "describe",
+    "describe_error",
+    "explain",
+    "explain_report",
+    "format_rule",
+    "format_source",
+    "format_text",
+    "line_texts",
+    "origin_source",
+]
+
+# What ``RobotsTxtMiddleware.resolve`` reports about an origin (its OriginReport).
+_REPORT_FIELDS = (
+    "origin",
+    "outcome",
+    "status",
+    "redirects",
+    "truncated",
+    "fetched_at",
+    "expires_at",
+    "error",
+    "stale",
+    "crawl_delay",
+)
+# How each OriginReport outcome reads (SPEC B2).
+_OUTCOMES = {
+    "ok": "fetched",
+    "no_robots": "no robots.txt, everything allowed",
+    "unreachable": "unreachable, the whole origin is disallowed for now",
+    "allow_all": "unreachable for too long, everything allowed",
+}
+
+
+def line_texts(body: bytes | str) -> list[str]:
+    """The lines of a robots.txt as the parser numbers them (line N is item N-1)."""
+    return [line.decode("utf-8", "replace").strip() for line in prepare_body(body).splitlines()]
+
+
+def explain(
+    robots: RobotsTxt,
+    url: str,
+    tokens: Sequence[str],
+    source: Mapping[str, Any],
+    lines: Sequence[str] = (),
+) -> dict[str, Any]:
+    """Decide ``url`` for ``tokens`` with ``robots`` and describe the decision."""
+    decision = robots.decide(url, list(tokens))
+    group = decision.token
+    if group is None and any(g.is_global for g in robots.groups):
+        group = "*"
+    if not lines and decision.rule is not None:
+        lines = _rule_lines(robots)
+    return describe(url, decision, tokens, source, group, lines)
+
+
+def _rule_lines(robots: RobotsTxt) -> list[str]:
+    """Rule lines rebuilt from the parsed groups, for when the file's text is not at hand.
+
+    The deciding rule of an index.html allow is the derived ``/dir/$``; its line
+    shows the rule as written (``Allow: /dir/index.html``).
+    """
+    written = {line: (allow, pattern) for g in robots.groups for allow, pattern, line in g.rules}
+    lines = [""] * max(written, default=0)
+    for number, (allow, pattern) in written.items():
+        lines[number - 1] = f"{'Allow' if allow else 'Disallow'}: {pattern}"
+    return lines
+
+
+def describe(
+    url: str,
+    decision: Decision,
+    tokens: Sequence[str],
+    source: Mapping[str, Any],
+    group: str | None,
+    lines: Sequence[str] = (),
+    *,
+    by_rules: bool = True,
+) -> dict[str, Any]:
+    """A JSON-able explanation of ``decision`` (made for ``url`` and ``tokens``).
+
+    ``by_rules`` is False when no robots.txt rules took part (no robots.txt, an
+    unreachable origin): the reason alone explains the decision.
+    """
+    rule = decision.rule
+    rule_info: dict[str, Any] | None = None
+    if rule is not None:
+        rule_info = {
+            "allow": rule.allow,
+            "pattern": rule.pattern,
+            "line": rule.line,
+            "text": (lines[rule.line - 1] or None) if 0 < rule.line <= len(lines) else None,
+        }
+    return {
+        "url": url,
+        "allowed": decision.allowed,
+        "decided_by": "rules" if by_rules else "outcome",
+        "rule": rule_info,
+        "group": group,
+        "reason": decision.reason,
+        "tokens": list(tokens),
+        "source": dict(source),
+    }
+
+
+def format_rule(rule: Mapping[str, Any] | None) -> str:
+    """``line 7: Disallow: /private/`` (the line as written when known)."""
+    if rule is None:
+        return "no rule matched"
+    if rule.get("text"):
+        return f"line {rule['line']}: {rule['text']}"
+    kind = "Allow" if rule["allow"] else "Disallow"
+    return f"line {rule['line']}: {kind}: {rule['pattern']}"
+
+
+def format_source(source: Mapping[str, Any]) -> str:
+    """One line on where the robots.txt came from and what fetching it gave."""
+    if "file" in source:
+        return f"robots.txt: local file {source['file']}"
+    outcome = source.get("outcome")
+    parts = [f"{source.get('origin')}/robots.txt: {_OUTCOMES.get(str(outcome), outcome)}"]
+    if source.get("status") is not None:
+        parts.append(f"HTTP {source['status']}")
+    redirects = source.get("redirects") or []
+    if isinstance(redirects, list) and redirects:
+        many = len(redirects) != 1
+        parts.append(f"{len(redirects)} redirect{'s' if many else ''} (to {redirects[-1]})")
+    if source.get("truncated"):
+        parts.append("truncated at 500 KiB")
+    if source.get("stale"):
+        parts.append("stale copy in use (refresh failing)")
+    fetched, expires = source.get("fetched_at"), source.get("expires_at")
+    if isinstance(fetched, (int, float)) and isinstance(expires, (int, float)):
+        parts.append(f"lifetime {_duration(expires - fetched)} (until {_timestamp(expires)})")
+    if source.get("crawl_delay") is not None:
+        parts.append(f"Crawl-delay {source['crawl_delay']:g}s")
+    if source.get("error"):
+        parts.append(f"error: {source['error']}")
+    return ", ".join(parts)
+
+
+def format_text(entries: Sequence[Mapping[str, Any]]) -> str:
+    """The human-readable form of explanations, one block per URL."""
+    blocks = []
+    for entry in entries:
+        verdict = "ALLOWED" if entry["allowed"] else "DISALLOWED"
+        lines = [f"{verdict}  {entry['url']}"]
+        if entry.get("decided_by", "rules") == "rules":
+            lines.append(f"  rule:   {format_rule(entry.get('rule'))}")
+            lines.append(f"  group:  {entry['reason']}")
+        else:
+            lines.append(f"  why:    {entry['reason']}")
+        lines.append(f"  tokens: {', '.join(entry['tokens']) or '(none: only * applies)'}")
+        lines.append(f"  source: {format_source(entry['source'])}")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0.0, seconds)
+    if seconds >= 86400 and seconds % 86400 == 0:
+        return f"{seconds / 86400:g}d"
+    if seconds >= 3600:
+        return f"{seconds / 3600:.4g}h"
+    if seconds >= 60:
+        return f"{seconds / 60:.4g}m"
+    return f"{seconds:.4g}s"
+
+
+def _timestamp(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def origin_source(report: Any) -> dict[str, Any]:
+    """The JSON-able ``source`` of an explanation from the middleware's ``OriginReport``."""
+    source = {name: getattr(report, name, None) for name in _REPORT_FIELDS}
+    source["origin"] = str(source["origin"]) if source["origin"] is not None else None
+    for name in ("fetched_at", "expires_at"):
+        value = source[name]
+        if isinstance(value, datetime):
+            source[name] = value.timestamp()
+    if source["error"] is not None:
+        source["error"] = str(source["error"])
+    source["redirects"] = list(source["redirects"] or [])
+    return source
+
+
+def explain_report(report: Any, url: str, tokens: Sequence[str]) -> dict[str, Any]:
+    """Explain ``url`` with the robots.txt outcome the middleware resolved for its origin."""
+    source = origin_source(report)
+    robots = getattr(report, "robots", None)
+    outcome = source["outcome"]
+    if outcome == "unreachable":
+        decision = Decision(
+            False,
+            None,
+            None,
+            "robots.txt unreachable: the whole origin is disallowed for now "
+            "(a crawl holds its requests until robots.txt can be fetched)",
+        )
+    elif robots is not None:
+        return explain(robots, url, tokens, source)
+    elif outcome == "allow_all":
+        decision = Decision(
+            True,
+            None,
+            None,
+            "robots.txt unreachable for longer than REP_UNREACHABLE_ALLOW_AFTER: "
+            "everything allowed",
+        )
+    else:
+        decision = Decision(True, None, None, "no robots.txt: everything allowed")
+    return describe(url, decision, tokens, source, None, by_rules=False)
+
+
+def describe_error(url: str, tokens: Sequence[str], error: str) -> dict[str, Any]:
+    """An explanation for a URL whose robots.txt could not be resolved at all."""
+    decision = Decision(False, None, None, f"robots.txt not resolved: {error}")
+    source = {"origin": None, "outcome": "error", "error": error}
+    return describe(url, decision, tokens, source, None, by_rules=False)

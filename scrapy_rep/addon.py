@@ -1,0 +1,73 @@
+"""``ADDONS = {"scrapy_rep.Addon": 0}``: scrapy-rep in one line.
+
+The add-on replaces Scrapy's robots.txt middleware with ``scrapy_rep.RobotsTxtMiddleware``
+(which also drops disallowed requests before they are scheduled), makes
+``scrapy_rep.RobotParser`` the ``ROBOTSTXT_PARSER`` and sets ``ROBOTSTXT_OBEY = True``.
+Everything is set at the "addon" priority, so whatever settings.py, a spider's
+``custom_settings`` or ``-s`` say still wins, including an explicit entry for
+either middleware in ``DOWNLOADER_MIDDLEWARES``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from scrapy.settings import BaseSettings
+from scrapy.utils.misc import load_object
+
+from scrapy_rep._checks import warn_about_tokens
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.settings import Settings
+
+__all__ = ["BUILTIN_MIDDLEWARE", "MIDDLEWARE", "MIDDLEWARE_ORDER", "Addon", "component_path"]
+
+BUILTIN_MIDDLEWARE = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
+MIDDLEWARE = "scrapy_rep.RobotsTxtMiddleware"
+#: Where Scrapy's built-in robots.txt middleware sits in DOWNLOADER_MIDDLEWARES_BASE.
+MIDDLEWARE_ORDER = 100
+
+
+class Addon:
+    """Scrapy add-on enabling scrapy-rep's robots.txt handling."""
+
+    def __init__(self, crawler: Crawler | None = None) -> None:
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Addon:
+        return cls(crawler)
+
+    def update_settings(self, settings: Settings) -> None:
+        settings.set("ROBOTSTXT_OBEY", True, "addon")
+        settings.set("ROBOTSTXT_PARSER", "scrapy_rep.RobotParser", "addon")
+        components = settings["DOWNLOADER_MIDDLEWARES"]
+        if not isinstance(components, BaseSettings):
+            components = BaseSettings(components or {}, "addon")
+            settings.set("DOWNLOADER_MIDDLEWARES", components, "addon")
+        named = {component_path(key) for key in components}
+        # An entry the user wrote for either middleware, under any spelling, wins.
+        if component_path(BUILTIN_MIDDLEWARE) not in named:
+            components.set(BUILTIN_MIDDLEWARE, None, "addon")
+        if component_path(MIDDLEWARE) not in named:
+            components.set(MIDDLEWARE, MIDDLEWARE_ORDER, "addon")
+        # update_settings runs after settings.py, custom_settings and -s are
+        # applied: the token settings are final enough to check here.
+        if self.crawler is not None and settings.getbool("ROBOTSTXT_OBEY"):
+            warn_about_tokens(self.crawler)
+
+
+def component_path(key: Any) -> str:
+    """``key`` of a component dict (import path or class) as the path of what it names."""
+    if isinstance(key, str):
+        path: str = key
+        try:
+            key = load_object(path)
+        except (ImportError, NameError, ValueError, AttributeError):
+            return path
+    module = getattr(key, "__module__", None)
+    name = getattr(key, "__qualname__", None)
+    if module is None or name is None:
+        return str(key)
+    return f"{module}.{name}"

@@ -1,0 +1,1 @@
+"""Scrapy commands of scrapy-rep, registered through the ``scrapy.commands`` entry point."""

@@ -1,0 +1,120 @@
+"""``scrapy robots URL [URL ...]``: why is a URL allowed or disallowed?
+
+Without ``--file`` each URL's origin's robots.txt is fetched through Scrapy
+with the project's settings (proxies, headers, the robots.txt store…) by
+``scrapy_rep.RobotsTxtMiddleware.resolve``, exactly as a crawl would; with
+``--file`` a local robots.txt is read and nothing is fetched.
+
+Exit status: 0 when every URL is allowed, 1 when any is disallowed, 2 on a
+usage error.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from scrapy.commands import ScrapyCommand
+from scrapy.exceptions import UsageError
+from scrapy.settings import SETTINGS_PRIORITIES
+
+from scrapy_rep.__main__ import parse_tokens
+from scrapy_rep._explain import explain, format_text, line_texts
+from scrapy_rep.adapter import crawler_tokens
+from scrapy_rep.commands._online import enable_middleware, explain_online
+from scrapy_rep.robotstxt import RobotsTxt
+
+if TYPE_CHECKING:
+    import argparse
+
+__all__ = ["Command"]
+
+_SCHEMES = ("http", "https", "ftp")
+
+
+class Command(ScrapyCommand):
+    requires_project = False
+    default_settings = {  # noqa: RUF012
+        "LOG_LEVEL": "WARNING",
+        "SPIDER_LOADER_WARN_ONLY": True,
+        # Explaining opens no ports of its own.
+        "TELNETCONSOLE_ENABLED": False,
+        "REMOTE_CONTROL_ENABLED": False,
+    }
+
+    def syntax(self) -> str:
+        return "URL [URL ...] [--user-agent TOKEN] [--file ROBOTS_TXT] [--json]"
+
+    def short_desc(self) -> str:
+        return "Explain robots.txt decisions for URLs (scrapy-rep)"
+
+    def long_desc(self) -> str:
+        return (
+            "For each URL: allowed or disallowed, the deciding rule and its line, "
+            "the group used and why, and the origin's robots.txt outcome. "
+            "Exit status 0 if all are allowed, 1 if any is disallowed."
+        )
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        super().add_options(parser)
+        parser.add_argument(
+            "--user-agent",
+            metavar="TOKEN",
+            help="the crawler's robots.txt token(s), e.g. MyBot or 'mybot-news,mybot' "
+            "(default: from the settings, as the middleware picks it)",
+        )
+        parser.add_argument(
+            "--file", metavar="ROBOTS_TXT", help="read this local robots.txt; fetch nothing"
+        )
+        parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        if not args:
+            raise UsageError("give at least one URL")
+        for url in args:
+            parts = urlsplit(url)
+            if parts.scheme not in _SCHEMES or not parts.hostname:
+                raise UsageError(f"not an http(s) or ftp URL: {url!r}", print_help=False)
+        assert self.settings is not None
+        settings = self.settings
+        if (
+            not settings.getbool("ROBOTSTXT_OBEY")
+            and (settings.getpriority("ROBOTSTXT_OBEY") or 0) >= SETTINGS_PRIORITIES["project"]
+        ):
+            print(
+                "note: ROBOTSTXT_OBEY = False in your settings: your crawls do not obey "
+                "robots.txt; this shows what obeying it would do",
+                file=sys.stderr,
+            )
+        if opts.user_agent is not None:
+            tokens = parse_tokens(opts.user_agent)
+        else:
+            tokens = list(crawler_tokens(settings, None))
+        if opts.file is not None:
+            entries = self._explain_file(Path(opts.file), args, tokens)
+        else:
+            entries = self._explain_online(args, tokens)
+        if opts.json:
+            print(json.dumps(entries, indent=2))
+        else:
+            print(format_text(entries))
+        self.exitcode = 0 if all(entry["allowed"] for entry in entries) else 1
+
+    def _explain_file(self, path: Path, urls: list[str], tokens: list[str]) -> list[dict[str, Any]]:
+        try:
+            body = path.read_bytes()
+        except OSError as exc:
+            raise UsageError(
+                f"cannot read {path}: {exc.strerror or exc}", print_help=False
+            ) from exc
+        robots = RobotsTxt.parse(body)
+        lines = line_texts(body)
+        return [explain(robots, url, tokens, {"file": str(path)}, lines) for url in urls]
+
+    def _explain_online(self, urls: list[str], tokens: list[str]) -> list[dict[str, Any]]:
+        assert self.settings is not None and self.crawler_process is not None
+        enable_middleware(self.settings)
+        return explain_online(self.crawler_process, urls, tokens)

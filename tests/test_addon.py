@@ -1,0 +1,249 @@
+"""``ADDONS = {"scrapy_rep.Addon": 0}``: what it turns on, and that user settings still win.
+
+Settings are checked on real Crawler objects (add-ons applied as in a crawl);
+one real crawl per priority case runs ``scrapy runspider`` against a local HTTP server.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _servers import Reply, ScriptedServer
+from scrapy import Spider
+from scrapy.core.downloader.middleware import DownloaderMiddlewareManager
+from scrapy.crawler import Crawler
+from scrapy.settings import SETTINGS_PRIORITIES
+from scrapy.utils.test import get_crawler
+
+from scrapy_rep import Addon
+from scrapy_rep._checks import token_warnings, warn_about_tokens
+from scrapy_rep.addon import BUILTIN_MIDDLEWARE, MIDDLEWARE, component_path
+
+REPO = Path(__file__).resolve().parent.parent
+OURS = component_path(MIDDLEWARE)
+BUILTIN = component_path(BUILTIN_MIDDLEWARE)
+ADDONS = {"ADDONS": {"scrapy_rep.Addon": 0}}
+
+
+def crawler(spidercls: type[Spider] | None = None, **settings: Any) -> Crawler:
+    return get_crawler(spidercls, {**ADDONS, **settings})
+
+
+def middlewares(crawler: Crawler) -> list[str]:
+    """The downloader middlewares this crawler would run, in order, as import paths."""
+    return [
+        component_path(m)
+        for m in DownloaderMiddlewareManager._get_mwlist_from_settings(crawler.settings)
+    ]
+
+
+def test_addon_turns_everything_on() -> None:
+    settings = crawler().settings
+    assert settings.getbool("ROBOTSTXT_OBEY") is True
+    assert settings["ROBOTSTXT_PARSER"] == "scrapy_rep.RobotParser"
+    assert settings.getpriority("ROBOTSTXT_OBEY") == SETTINGS_PRIORITIES["addon"]
+    enabled = middlewares(crawler())
+    assert OURS in enabled
+    assert BUILTIN not in enabled
+    # Same place as Scrapy's own robots.txt middleware: before the others.
+    without = middlewares(get_crawler(None, {"ROBOTSTXT_OBEY": True}))
+    assert enabled.index(OURS) == without.index(BUILTIN)
+
+
+def test_addon_as_class_key() -> None:
+    settings = get_crawler(None, {"ADDONS": {Addon: 0}}).settings
+    assert settings.getbool("ROBOTSTXT_OBEY") is True
+
+
+def test_without_addon_nothing_changes() -> None:
+    settings = get_crawler(None, {}).settings
+    assert settings.getbool("ROBOTSTXT_OBEY") is False
+    assert OURS not in middlewares(get_crawler(None, {}))
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("ROBOTSTXT_OBEY", False),
+        ("ROBOTSTXT_PARSER", "scrapy.robotstxt.ProtegoRobotParser"),
+    ],
+)
+def test_project_setting_beats_addon(name: str, value: Any) -> None:
+    settings = crawler(**{name: value}).settings
+    assert settings[name] == value
+    assert settings.getpriority(name) == SETTINGS_PRIORITIES["project"]
+
+
+def test_spider_custom_settings_beat_addon() -> None:
+    class Custom(Spider):
+        name = "custom"
+        custom_settings = {"ROBOTSTXT_OBEY": False}  # noqa: RUF012
+
+    assert crawler(Custom).settings.getbool("ROBOTSTXT_OBEY") is False
+
+
+def test_user_middlewares_are_kept() -> None:
+    user = {"scrapy.downloadermiddlewares.useragent.UserAgentMiddleware": None}
+    c = crawler(DOWNLOADER_MIDDLEWARES=user)
+    enabled = middlewares(c)
+    assert "scrapy.downloadermiddlewares.useragent.UserAgentMiddleware" not in enabled
+    assert OURS in enabled
+    assert BUILTIN not in enabled
+
+
+def test_user_order_for_our_middleware_wins() -> None:
+    c = crawler(DOWNLOADER_MIDDLEWARES={"scrapy_rep.middleware.RobotsTxtMiddleware": 650})
+    components = c.settings.getdict("DOWNLOADER_MIDDLEWARES")
+    assert components == {
+        "scrapy_rep.middleware.RobotsTxtMiddleware": 650,
+        BUILTIN_MIDDLEWARE: None,
+    }
+    enabled = middlewares(c)
+    assert enabled.count(OURS) == 1
+    assert enabled.index(OURS) > enabled.index(
+        "scrapy.downloadermiddlewares.httpauth.HttpAuthMiddleware"
+    )
+
+
+def test_user_can_disable_our_middleware_and_keep_builtin() -> None:
+    c = crawler(DOWNLOADER_MIDDLEWARES={MIDDLEWARE: None, BUILTIN_MIDDLEWARE: 100})
+    enabled = middlewares(c)
+    assert OURS not in enabled
+    assert BUILTIN in enabled
+
+
+# Startup checks of the robots.txt token
+
+
+@pytest.mark.parametrize(
+    ("user_agent", "robotstxt_user_agent", "listed", "expected"),
+    [
+        ("MyBot/1.0 (+https://mybot.example)", None, [], []),
+        ("Scrapy/2.19 (+https://scrapy.org)", None, [], []),
+        ("Mozilla/5.0 (compatible; MyBot/1.0)", None, [], ["browser-like", "ROBOTSTXT_USER_AGENT"]),
+        ("Mozilla/5.0 (compatible; MyBot/1.0)", "MyBot", [], []),
+        ("Mozilla/5.0", None, ["mybot-news", "mybot"], []),
+        ("", None, [], ["no product token", "ROBOTSTXT_USER_AGENT"]),
+        ("2bot/1.0", None, [], ["no product token"]),
+        ("MyBot", "My Bot", [], ["ROBOTSTXT_USER_AGENT value 'My Bot'", "obeyed as 'My'"]),
+        ("MyBot", "MyBot/2.0", [], ["set it to 'MyBot'"]),
+        ("MyBot", "/x", [], ["is ignored"]),
+        ("MyBot", "mozilla", [], ["names 'Mozilla'"]),
+        ("MyBot", None, ["ok-bot", "bad bot!"], ["REP_USER_AGENTS value 'bad bot!'"]),
+    ],
+)
+def test_token_warnings(
+    user_agent: str, robotstxt_user_agent: str | None, listed: list[str], expected: list[str]
+) -> None:
+    warnings = token_warnings(user_agent, robotstxt_user_agent, listed)
+    if not expected:
+        assert warnings == []
+    else:
+        assert len(warnings) == 1
+        for part in expected:
+            assert part in warnings[0]
+
+
+def test_addon_warns_about_browser_like_user_agent_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="scrapy_rep._checks"):
+        c = crawler(USER_AGENT="Mozilla/5.0 (X11; Linux x86_64)")
+        assert warn_about_tokens(c) == []  # already reported for this crawler
+    messages = [r.getMessage() for r in caplog.records if r.name == "scrapy_rep._checks"]
+    assert len(messages) == 1
+    assert "set ROBOTSTXT_USER_AGENT = 'MyBot'" in messages[0]
+
+
+def test_no_token_warning_when_not_obeying(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="scrapy_rep._checks"):
+        crawler(USER_AGENT="Mozilla/5.0", ROBOTSTXT_OBEY=False)
+    assert not [r for r in caplog.records if r.name == "scrapy_rep._checks"]
+
+
+# A real crawl with the add-on
+
+_SPIDER = """
+import scrapy
+
+class PathsSpider(scrapy.Spider):
+    name = "paths"
+
+    def start_requests(self):
+        for path in ("/", "/private/page.html", "/public.html"):
+            yield scrapy.Request(self.base + path)
+
+    async def start(self):
+        for request in self.start_requests():
+            yield request
+
+    def parse(self, response):
+        yield {"url": response.url}
+"""
+
+_ROBOTS = b"User-agent: addonbot\nDisallow: /private/\n\nUser-agent: *\nDisallow: /\n"
+
+
+@pytest.fixture
+def site(http_server: ScriptedServer) -> ScriptedServer:
+    http_server.robots(_ROBOTS)
+    http_server.route("/private/page.html", Reply(200, b"private"))
+    http_server.route("/public.html", Reply(200, b"public"))
+    return http_server
+
+
+def run_spider(tmp_path: Path, base: str, *settings: str) -> list[str]:
+    spider = tmp_path / "paths_spider.py"
+    spider.write_text(_SPIDER)
+    items = tmp_path / "items.json"
+    args = ["-s", 'ADDONS={"scrapy_rep.Addon": 0}', "-s", "USER_AGENT=addonbot/1.0"]
+    for setting in settings:
+        args += ["-s", setting]
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+    }
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "scrapy",
+            "runspider",
+            str(spider),
+            "-a",
+            f"base={base}",
+            "-O",
+            str(items),
+            "-s",
+            "TELNETCONSOLE_ENABLED=False",
+            *args,
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    return sorted(item["url"].removeprefix(base) for item in json.loads(items.read_text()))
+
+
+def test_crawl_with_addon_obeys_robots(tmp_path: Path, site: ScriptedServer) -> None:
+    fetched = run_spider(tmp_path, site.origin)
+    assert fetched == ["/", "/public.html"]
+    assert "/private/page.html" not in site.paths()
+    assert site.count("/robots.txt") == 1
+
+
+def test_crawl_user_setting_beats_addon(tmp_path: Path, site: ScriptedServer) -> None:
+    fetched = run_spider(tmp_path, site.origin, "ROBOTSTXT_OBEY=False")
+    assert fetched == ["/", "/private/page.html", "/public.html"]
+    assert site.count("/robots.txt") == 0

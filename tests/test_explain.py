@@ -1,0 +1,390 @@
+"""Explanations (scrapy_rep._explain) and ``python -m scrapy_rep`` for offline files."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _servers import ScriptedServer
+
+from scrapy_rep import RobotsTxt
+from scrapy_rep.__main__ import main, parse_tokens
+from scrapy_rep._explain import (
+    describe_error,
+    explain,
+    explain_report,
+    format_source,
+    format_text,
+    line_texts,
+    origin_source,
+)
+from scrapy_rep.middleware import OriginReport
+
+ROBOTS = b"""\
+# test file
+User-agent: MyBot
+User-agent: other
+Disallow: /private/
+Allow: /private/index.html
+Disallow: /*.pdf$
+
+User-agent: *
+Disallow: /
+"""
+
+SOURCE = {"file": "robots.txt"}
+
+
+def entry(url: str, tokens: list[str], body: bytes = ROBOTS) -> dict[str, Any]:
+    return explain(RobotsTxt.parse(body), url, tokens, SOURCE, line_texts(body))
+
+
+def test_disallow_names_rule_line_and_group() -> None:
+    result = entry("https://a.example/private/payroll.html", ["MyBot"])
+    assert result["allowed"] is False
+    assert result["rule"] == {
+        "allow": False,
+        "pattern": "/private/",
+        "line": 4,
+        "text": "Disallow: /private/",
+    }
+    assert result["group"] == "MyBot"
+    assert result["reason"] == "group for MyBot"
+
+
+def test_index_html_allow_also_allows_the_directory() -> None:
+    result = entry("https://a.example/private/", ["MyBot"])
+    assert result["allowed"] is True
+    assert result["rule"]["line"] == 5
+    assert result["rule"]["pattern"] == "/private/$"
+    assert result["rule"]["text"] == "Allow: /private/index.html"
+
+
+def test_dollar_anchor_only_at_the_end() -> None:
+    assert entry("https://a.example/x.pdf", ["MyBot"])["allowed"] is False
+    assert entry("https://a.example/x.pdf?dl=1", ["MyBot"])["allowed"] is True
+
+
+def test_star_group_used_when_no_group_names_the_crawler() -> None:
+    result = entry("https://a.example/page", ["Unknown"])
+    assert result["allowed"] is False
+    assert result["group"] == "*"
+    assert result["reason"] == "no group for Unknown; used *"
+    assert result["rule"]["line"] == 9
+
+
+def test_preference_list_falls_back_to_second_token() -> None:
+    result = entry("https://a.example/private/x", ["mybot-news", "other"])
+    assert result["group"] == "other"
+    assert result["allowed"] is False
+
+
+def test_no_rule_matched_is_allowed_and_says_so() -> None:
+    result = entry("https://a.example/public", ["MyBot"])
+    assert result["allowed"] is True
+    assert result["rule"] is None
+    assert "rule:   no rule matched" in format_text([result])
+
+
+def test_no_group_at_all() -> None:
+    body = b"User-agent: somebot\nDisallow: /\n"
+    result = entry("https://a.example/x", ["MyBot"], body)
+    assert result["allowed"] is True
+    assert result["group"] is None
+    assert "no * group" in result["reason"]
+
+
+def test_text_form() -> None:
+    text = format_text([entry("https://a.example/private/x", ["MyBot"])])
+    assert text.splitlines() == [
+        "DISALLOWED  https://a.example/private/x",
+        "  rule:   line 4: Disallow: /private/",
+        "  group:  group for MyBot",
+        "  tokens: MyBot",
+        "  source: robots.txt: local file robots.txt",
+    ]
+
+
+def report(**fields: Any) -> OriginReport:
+    defaults: dict[str, Any] = {
+        "origin": "https://a.example",
+        "outcome": "ok",
+        "robots": RobotsTxt.parse(ROBOTS),
+        "status": 200,
+        "redirects": [],
+        "truncated": False,
+        "fetched_at": 1000.0,
+        "expires_at": 87400.0,
+        "error": None,
+    }
+    return OriginReport(**{**defaults, **fields})
+
+
+def test_fetched_robots_outcome_is_described() -> None:
+    fetched = report(
+        redirects=["https://b.example/r1", "https://b.example/robots.txt"],
+        truncated=True,
+        crawl_delay=2.5,
+    )
+    result = explain_report(fetched, "https://a.example/private/x", ["MyBot"])
+    assert result["allowed"] is False
+    assert result["rule"]["line"] == 4
+    assert result["source"]["status"] == 200
+    assert result["rule"]["text"] == "Disallow: /private/"  # rebuilt from the parsed rules
+    assert format_source(result["source"]) == (
+        "https://a.example/robots.txt: fetched, HTTP 200, "
+        "2 redirects (to https://b.example/robots.txt), truncated at 500 KiB, "
+        "lifetime 1d (until 1970-01-02 00:16:40 UTC), Crawl-delay 2.5s"
+    )
+    assert json.loads(json.dumps(result))["source"]["redirects"][0] == "https://b.example/r1"
+
+
+def test_no_robots_txt_allows_everything() -> None:
+    missing = report(outcome="no_robots", robots=None, status=404, expires_at=4600.0)
+    result = explain_report(missing, "https://a.example/anything", ["MyBot"])
+    assert result["allowed"] is True
+    assert result["reason"] == "no robots.txt: everything allowed"
+    source = format_source(result["source"])
+    assert "no robots.txt, everything allowed, HTTP 404" in source
+    assert "lifetime 1h" in source
+
+
+def test_unreachable_origin_is_disallowed() -> None:
+    down = report(
+        outcome="unreachable",
+        robots=None,
+        status=503,
+        fetched_at=None,
+        expires_at=None,
+        error="HTTP 503",
+    )
+    result = explain_report(down, "https://a.example/page", ["MyBot"])
+    assert result["allowed"] is False
+    assert result["decided_by"] == "outcome"
+    assert format_text([result]).splitlines()[1] == (
+        "  why:    robots.txt unreachable: the whole origin is disallowed for now "
+        "(a crawl holds its requests until robots.txt can be fetched)"
+    )
+    assert format_source(origin_source(down)).endswith("HTTP 503, error: HTTP 503")
+
+
+def test_unreachable_too_long_allows_everything() -> None:
+    given_up = report(outcome="allow_all", robots=None, status=None)
+    result = explain_report(given_up, "https://a.example/page", ["MyBot"])
+    assert result["allowed"] is True
+    assert "REP_UNREACHABLE_ALLOW_AFTER" in result["reason"]
+
+
+def test_stale_copy_is_flagged() -> None:
+    stale = report(stale=True, error="HTTP 500")
+    result = explain_report(stale, "https://a.example/public", ["MyBot"])
+    assert result["allowed"] is True
+    assert "stale copy in use" in format_source(result["source"])
+
+
+def test_unresolved_url_is_reported_as_error() -> None:
+    result = describe_error("http://d/x", ["MyBot"], "boom")
+    assert result["allowed"] is False
+    assert "boom" in format_text([result])
+
+
+@pytest.mark.parametrize(
+    ("value", "tokens"),
+    [
+        ("MyBot", ["MyBot"]),
+        ("MyBot/1.0 (+https://x)", ["MyBot"]),
+        ("mybot-news,mybot", ["mybot-news", "mybot"]),
+        ("2bot", []),
+    ],
+)
+def test_cli_tokens(value: str, tokens: list[str]) -> None:
+    assert parse_tokens(value) == tokens
+
+
+@pytest.fixture
+def robots_file(tmp_path: Path) -> Path:
+    path = tmp_path / "robots.txt"
+    path.write_bytes(ROBOTS)
+    return path
+
+
+def test_main_exit_status_all_allowed(
+    robots_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([str(robots_file), "MyBot", "http://a/", "http://a/private/"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("ALLOWED  ") == 2
+    assert "DISALLOWED" not in out
+
+
+def test_main_exit_status_some_disallowed_json(
+    robots_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status = main([str(robots_file), "MyBot", "http://a/", "http://a/private/x", "--json"])
+    assert status == 1
+    entries = json.loads(capsys.readouterr().out)
+    assert [e["allowed"] for e in entries] == [True, False]
+    assert entries[1]["rule"]["line"] == 4
+    assert entries[1]["source"] == {"file": str(robots_file)}
+
+
+def _run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "scrapy_rep", *args],
+        input=stdin,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_python_m_exit_codes(robots_file: Path) -> None:
+    allowed = _run(str(robots_file), "MyBot", "http://a/")
+    assert allowed.returncode == 0, allowed.stderr
+    disallowed = _run(str(robots_file), "Unknown", "http://a/")
+    assert disallowed.returncode == 1
+    assert b"no group for Unknown; used *" in disallowed.stdout
+    missing_url = _run(str(robots_file), "MyBot")
+    assert missing_url.returncode == 2
+    assert b"usage:" in missing_url.stderr
+    missing_file = _run(str(robots_file) + ".nope", "MyBot", "http://a/")
+    assert missing_file.returncode == 2
+    assert b"cannot read" in missing_file.stderr
+
+
+def test_python_m_reads_stdin() -> None:
+    result = _run("-", "MyBot", "http://a/x.pdf", "--json", stdin=ROBOTS)
+    assert result.returncode == 1
+    assert json.loads(result.stdout)[0]["rule"]["text"] == "Disallow: /*.pdf$"
+
+
+# scrapy robots: the Scrapy command (subprocesses, as a user runs it)
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def scrapy_robots(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "scrapy", "robots", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_command_file_mode_text(robots_file: Path, tmp_path: Path) -> None:
+    result = scrapy_robots(
+        "--file", str(robots_file), "--user-agent", "MyBot", "http://a/private/x", cwd=tmp_path
+    )
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.splitlines()[:3] == [
+        "DISALLOWED  http://a/private/x",
+        "  rule:   line 4: Disallow: /private/",
+        "  group:  group for MyBot",
+    ]
+
+
+def test_command_file_mode_json_default_token_outside_project(
+    robots_file: Path, tmp_path: Path
+) -> None:
+    result = scrapy_robots("--file", str(robots_file), "--json", "http://a/", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    [only] = json.loads(result.stdout)
+    # Outside a project the default USER_AGENT "Scrapy/x.y (+https://scrapy.org)" → "Scrapy".
+    assert only["tokens"] == ["Scrapy"]
+    assert only["reason"] == "no group for Scrapy; used *"
+
+
+def test_command_usage_errors(tmp_path: Path) -> None:
+    assert scrapy_robots(cwd=tmp_path).returncode == 2
+    assert scrapy_robots("not-a-url", cwd=tmp_path).returncode == 2
+    missing = scrapy_robots("--file", str(tmp_path / "nope.txt"), "http://a/", cwd=tmp_path)
+    assert missing.returncode == 2
+    assert "cannot read" in missing.stderr
+
+
+def test_command_fetches_through_scrapy(
+    tmp_path: Path, http_server: ScriptedServer, http_server2: ScriptedServer
+) -> None:
+    site, bare = http_server, http_server2
+    site.robots(ROBOTS)
+    result = scrapy_robots(
+        "--user-agent",
+        "MyBot",
+        "--json",
+        f"{site.origin}/private/x",
+        f"{site.origin}/private/",
+        f"{bare.origin}/anything",
+        cwd=tmp_path,
+    )
+    assert site.paths() == ["/robots.txt"]
+    assert bare.paths() == ["/robots.txt"]
+    assert result.returncode == 1, result.stderr
+    disallowed, index, no_robots = json.loads(result.stdout)
+    assert disallowed["allowed"] is False
+    assert disallowed["rule"]["line"] == 4
+    assert disallowed["group"] == "MyBot"
+    assert disallowed["source"]["origin"].rstrip("/") == site.origin
+    assert disallowed["source"]["status"] == 200
+    assert disallowed["source"]["expires_at"] > disallowed["source"]["fetched_at"]
+    assert index["allowed"] is True
+    assert index["rule"]["pattern"] == "/private/$"
+    assert index["rule"]["text"] == "Allow: /private/index.html"
+    assert no_robots["decided_by"] == "outcome"
+    assert no_robots["allowed"] is True
+    assert no_robots["source"]["status"] == 404
+
+
+def test_command_online_text(tmp_path: Path, http_server: ScriptedServer) -> None:
+    site = http_server
+    site.robots(ROBOTS)
+    result = scrapy_robots("--user-agent", "Unknown", f"{site.origin}/x", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"DISALLOWED  {site.origin}/x"
+    assert lines[1] == "  rule:   line 9: Disallow: /"
+    assert lines[2] == "  group:  no group for Unknown; used *"
+    assert lines[4].startswith(f"  source: {site.origin}/robots.txt: ")
+    assert "HTTP 200" in lines[4] and "lifetime" in lines[4]
+
+
+def test_command_enables_the_middleware_even_when_obey_is_off(
+    tmp_path: Path, http_server: ScriptedServer
+) -> None:
+    site = http_server
+    site.robots(ROBOTS)
+    result = scrapy_robots(
+        "-s",
+        "ROBOTSTXT_OBEY=False",
+        "--user-agent",
+        "MyBot",
+        f"{site.origin}/private/x",
+        cwd=tmp_path,
+    )
+    assert site.paths() == ["/robots.txt"]
+    assert result.returncode == 1, result.stderr
+    assert "note: ROBOTSTXT_OBEY = False in your settings" in result.stderr
+    assert "  rule:   line 4: Disallow: /private/" in result.stdout
+
+
+def test_offline_checker_does_not_import_scrapy() -> None:
+    code = (
+        "import sys, scrapy_rep.__main__, scrapy_rep._explain, scrapy_rep._checks; "
+        "print(sorted(m for m in ('scrapy', 'twisted') if m in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert result.stdout.strip() == "[]"
