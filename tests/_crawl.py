@@ -1,0 +1,264 @@
+"""Run one REAL Scrapy crawl (real engine, CrawlerProcess) in a subprocess and return what happened.
+
+Each crawl runs ``tests/_crawl_main.py`` in a fresh interpreter, so it gets a fresh reactor and
+works the same on every supported Scrapy (2.11.2 … 2.19); the servers from ``tests/_servers.py``
+keep running in the pytest process.
+
+    from _crawl import Interrupt, Start, run_crawl
+
+    result = run_crawl(
+        [srv.url("/page/1"), Start(srv.url("/page/2"), meta={"dont_obey_robotstxt": True})],
+        {"ROBOTSTXT_OBEY": True, "DOWNLOADER_MIDDLEWARES": {...}},   # added to BASE_SETTINGS
+        follow_links=False,       # follow <a href> of every HTML response (DEPTH_LIMIT etc. apply)
+        follow_meta=None,         # meta for followed requests
+        extra=[Start(url, at=1.5)],   # injected with engine.crawl() 1.5 s after spider_opened;
+                                      # the spider stays open (spider_idle) until all are injected
+        hosts={"müller.test": "127.0.0.1"},   # name → IP via _resolver.MappedResolver (IDN tests)
+        interrupt=Interrupt(srv, "/page/", 5),  # SIGINT once srv saw 5 requests under /page/
+        timeout=60,               # wall-clock limit; on expiry the crawl is killed and
+                                  # CrawlTimeout (an AssertionError, with the log tail) is raised
+        check=True,               # raise CrawlFailed unless the subprocess exited 0 with results
+    )
+
+Start URLs may be plain strings or :class:`Start` (``url``, ``meta``, ``dont_filter`` (default
+False, so the dupefilter sees start requests like any other), ``priority``, ``at`` (extra only)).
+Nothing of scrapy_rep is enabled by default: each test passes the settings it needs.
+To resume a JOBDIR crawl, call ``run_crawl`` again with the same start list and JOBDIR: start
+requests that were never scheduled are not in the JOBDIR (Scrapy pulls them lazily), and the
+persisted dupefilter skips the ones that were.
+``BASE_SETTINGS`` only makes crawls quiet and fast (no telnet or remote control, INFO logs,
+DOWNLOAD_TIMEOUT 15, ROBOTSTXT_OBEY False); JOBDIR, CLOSESPIDER_* etc. are ordinary settings.
+
+:class:`CrawlResult`:
+
+    result.exit_code        int
+    result.stats            dict (Scrapy's final stats; datetimes as str)
+    result.stat("robotstxt/forbidden")   stats value or 0
+    result.log              str: the crawl's whole log (stderr)
+    result.responses        URLs the spider's callback got, in order (any status that reached it)
+    result.response_times   seconds since spider_opened at which each of those arrived
+    result.statuses         {url: status} for those
+    result.errbacks         list of Errback(url, exception (class name), message, status)
+                            — IgnoreRequest from a downloader middleware, HttpError, timeouts…
+                            (download error classes differ by version: newer Scrapy raises
+                            DownloadFailedError / DownloadTimeoutError / ResponseDataLossError
+                            where 2.11.2 has ResponseNeverReceived / TimeoutError /
+                            ResponseFailed)
+    result.errback_urls     their URLs
+    result.reached_downloader   URLs of every request that reached the downloader (incl.
+                                robots.txt fetched through the engine), from
+                                ``request_reached_downloader``
+    result.dropped          URLs of requests the scheduler rejected (``request_dropped``)
+    result.close_reason     the spider's close reason ("finished", "shutdown", "closespider_…")
+    result.interrupted      True when ``interrupt`` sent SIGINT
+    result.cpu_time         CPU seconds the crawl process used from spider_opened to
+                            spider_closed (benchmarks: robust on a busy machine)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from _servers import ScriptedServer
+
+TESTS_DIR = Path(__file__).resolve().parent
+MAIN = TESTS_DIR / "_crawl_main.py"
+
+BASE_SETTINGS: dict[str, Any] = {
+    "TELNETCONSOLE_ENABLED": False,
+    "LOG_LEVEL": "INFO",
+    "DOWNLOAD_TIMEOUT": 15,
+    "ROBOTSTXT_OBEY": False,
+    "MEMUSAGE_ENABLED": False,
+    "REMOTE_CONTROL_ENABLED": False,
+}
+
+
+@dataclass(frozen=True)
+class Start:
+    url: str
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    dont_filter: bool = False
+    priority: int = 0
+    at: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "url": self.url,
+            "meta": dict(self.meta),
+            "dont_filter": self.dont_filter,
+            "priority": self.priority,
+            "at": self.at,
+        }
+
+
+@dataclass(frozen=True)
+class Interrupt:
+    """Send SIGINT (Ctrl-C) once ``server`` saw ``count`` requests whose path starts with
+    ``prefix``."""
+
+    server: ScriptedServer
+    prefix: str
+    count: int
+
+
+@dataclass(frozen=True)
+class Errback:
+    url: str | None
+    exception: str
+    message: str
+    status: int | None
+
+
+@dataclass
+class CrawlResult:
+    exit_code: int
+    log: str
+    stats: dict[str, Any] = field(default_factory=dict)
+    responses: list[str] = field(default_factory=list)
+    response_times: list[float] = field(default_factory=list)
+    statuses: dict[str, int] = field(default_factory=dict)
+    errbacks: list[Errback] = field(default_factory=list)
+    reached_downloader: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    close_reason: str | None = None
+    cpu_time: float | None = None
+    interrupted: bool = False
+
+    def stat(self, name: str, default: Any = 0) -> Any:
+        return self.stats.get(name, default)
+
+    @property
+    def errback_urls(self) -> list[str]:
+        return [e.url for e in self.errbacks if e.url is not None]
+
+
+class CrawlFailed(AssertionError):
+    pass
+
+
+class CrawlTimeout(CrawlFailed):
+    pass
+
+
+def _as_start(item: str | Start) -> Start:
+    return Start(item) if isinstance(item, str) else item
+
+
+def _log_tail(log: str, lines: int = 60) -> str:
+    return "\n".join(log.splitlines()[-lines:])
+
+
+def run_crawl(
+    start_urls: Sequence[str | Start],
+    settings: Mapping[str, Any] | None = None,
+    *,
+    follow_links: bool = False,
+    follow_meta: Mapping[str, Any] | None = None,
+    extra: Sequence[Start] = (),
+    hosts: Mapping[str, str] | None = None,
+    interrupt: Interrupt | None = None,
+    timeout: float = 60.0,
+    check: bool = True,
+) -> CrawlResult:
+    """Run a real crawl in a subprocess; see the module docstring."""
+    with tempfile.TemporaryDirectory(prefix="scrapy-rep-crawl-") as tmp:
+        result_path = Path(tmp, "result.json")
+        log_path = Path(tmp, "crawl.log")
+        config = {
+            "settings": {**BASE_SETTINGS, **(settings or {})},
+            "start": [_as_start(s).to_json() for s in start_urls],
+            "follow_links": follow_links,
+            "follow_meta": dict(follow_meta or {}),
+            "extra": [e.to_json() for e in extra],
+            "hosts": dict(hosts or {}),
+            "result": str(result_path),
+        }
+        config_path = Path(tmp, "config.json")
+        config_path.write_text(json.dumps(config), encoding="utf-8")
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS_DIR), *_pythonpath()])}
+        with log_path.open("wb") as log_file:
+            proc = subprocess.Popen(
+                [sys.executable, str(MAIN), str(config_path)],
+                stdout=log_file,
+                stderr=subprocess.STDOUT,
+                env=env,
+                cwd=tmp,
+            )
+            interrupted = threading.Event()
+            watcher = _start_interrupt_watcher(proc, interrupt, timeout, interrupted)
+            try:
+                exit_code = proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+                raise CrawlTimeout(
+                    f"crawl did not finish in {timeout} s; log tail:\n"
+                    + _log_tail(log_path.read_text("utf-8", "replace"))
+                ) from None
+            finally:
+                if interrupt is not None:
+                    interrupt.server.notify()
+                if watcher is not None:
+                    watcher.join()
+        log = log_path.read_text("utf-8", "replace")
+        if not result_path.exists():
+            if check:
+                raise CrawlFailed(f"crawl exited {exit_code} without results:\n{_log_tail(log)}")
+            return CrawlResult(exit_code, log, interrupted=interrupted.is_set())
+        if check and exit_code != 0:
+            raise CrawlFailed(f"crawl exited {exit_code}:\n{_log_tail(log)}")
+        data = json.loads(result_path.read_text(encoding="utf-8"))
+        return CrawlResult(
+            exit_code=exit_code,
+            log=log,
+            stats=data["stats"],
+            responses=data["responses"],
+            response_times=data["response_times"],
+            statuses=data["statuses"],
+            errbacks=[Errback(**e) for e in data["errbacks"]],
+            reached_downloader=data["reached_downloader"],
+            dropped=data["dropped"],
+            close_reason=data["close_reason"],
+            cpu_time=data["cpu_time"],
+            interrupted=interrupted.is_set(),
+        )
+
+
+def _pythonpath() -> list[str]:
+    existing = os.environ.get("PYTHONPATH")
+    return existing.split(os.pathsep) if existing else []
+
+
+def _start_interrupt_watcher(
+    proc: subprocess.Popen[bytes],
+    interrupt: Interrupt | None,
+    timeout: float,
+    interrupted: threading.Event,
+) -> threading.Thread | None:
+    if interrupt is None:
+        return None
+
+    def reached() -> bool:
+        return proc.poll() is not None or (
+            interrupt.server.count(interrupt.prefix, prefix=True) >= interrupt.count
+        )
+
+    def watch() -> None:
+        if interrupt.server.wait_until(reached, timeout) and proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            interrupted.set()
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread

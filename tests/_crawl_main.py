@@ -1,0 +1,179 @@
+"""Subprocess entry point of ``tests/_crawl.py``: one real Scrapy crawl, results as JSON.
+
+Usage: ``python tests/_crawl_main.py CONFIG.json`` (``tests/`` is then ``sys.path[0]``).
+CONFIG keys: ``settings`` (dict), ``start`` (list of {url, meta, dont_filter, priority}),
+``follow_links`` (bool), ``follow_meta`` (dict), ``extra`` (list of {url, at, meta,
+dont_filter}), ``hosts`` (name → IP for ``_resolver.MappedResolver``), ``result`` (path the
+JSON result is written to). Written on exit: ``stats``, ``responses``, ``response_times``
+(seconds since spider_opened), ``statuses``, ``errbacks``, ``reached_downloader``,
+``dropped``, ``close_reason``, ``cpu_time`` (CPU seconds of the crawl process from
+spider_opened to spider_closed).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import scrapy
+from scrapy import signals
+from scrapy.crawler import Crawler, CrawlerProcess
+from scrapy.exceptions import DontCloseSpider
+from scrapy.http import Request, Response, TextResponse
+from scrapy.settings import default_settings
+from scrapy.spidermiddlewares.httperror import HttpError
+from twisted.python.failure import Failure
+
+_RESOLVER = "_resolver.MappedResolver"
+
+
+class HarnessSpider(scrapy.Spider):
+    name = "harness"
+
+    def __init__(self, harness: dict[str, Any], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.harness = harness
+        self.responses: list[str] = []
+        self.response_times: list[float] = []
+        self._opened_at = time.monotonic()
+        self._cpu_at_open = time.process_time()
+        self.cpu_time: float | None = None
+        self.statuses: dict[str, int] = {}
+        self.errbacks: list[dict[str, Any]] = []
+        self.reached_downloader: list[str] = []
+        self.dropped: list[str] = []
+        self.close_reason: str | None = None
+        self._pending_extra = len(harness.get("extra", []))
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> HarnessSpider:
+        spider: HarnessSpider = super().from_crawler(crawler, *args, **kwargs)
+        crawler.signals.connect(spider._on_opened, signals.spider_opened)
+        crawler.signals.connect(spider._on_idle, signals.spider_idle)
+        crawler.signals.connect(spider._on_reached, signals.request_reached_downloader)
+        crawler.signals.connect(spider._on_dropped, signals.request_dropped)
+        return spider
+
+    def _request(self, entry: dict[str, Any]) -> Request:
+        return Request(
+            entry["url"],
+            callback=self.parse,
+            errback=self.on_error,
+            meta=entry.get("meta") or {},
+            dont_filter=bool(entry.get("dont_filter", False)),
+            priority=int(entry.get("priority", 0)),
+        )
+
+    # Scrapy >= 2.13 calls start(); older versions call start_requests().
+    async def start(self) -> AsyncIterator[Request]:
+        for entry in self.harness["start"]:
+            yield self._request(entry)
+
+    def start_requests(self) -> Iterator[Request]:
+        for entry in self.harness["start"]:
+            yield self._request(entry)
+
+    def parse(self, response: Response, **kwargs: Any) -> Iterator[Request]:
+        self.responses.append(response.url)
+        self.response_times.append(time.monotonic() - self._opened_at)
+        self.statuses[response.url] = response.status
+        if not self.harness.get("follow_links") or not isinstance(response, TextResponse):
+            return
+        meta = self.harness.get("follow_meta") or {}
+        for href in response.css("a::attr(href)").getall():
+            yield response.follow(href, callback=self.parse, errback=self.on_error, meta=meta)
+
+    def on_error(self, failure: Failure) -> None:
+        request = getattr(failure, "request", None)
+        status = failure.value.response.status if isinstance(failure.value, HttpError) else None
+        self.errbacks.append(
+            {
+                "url": request.url if request is not None else None,
+                "exception": type(failure.value).__name__,
+                "message": str(failure.value),
+                "status": status,
+            }
+        )
+
+    def _on_opened(self, spider: scrapy.Spider) -> None:
+        from twisted.internet import reactor
+
+        self._opened_at = time.monotonic()
+        self._cpu_at_open = time.process_time()
+        clock: Any = reactor
+        for entry in self.harness.get("extra", []):
+            clock.callLater(float(entry.get("at", 0)), self._inject, entry)
+
+    def _inject(self, entry: dict[str, Any]) -> None:
+        self._pending_extra -= 1
+        self.crawler.engine.crawl(self._request(entry))
+
+    def _on_idle(self, spider: scrapy.Spider) -> None:
+        if self._pending_extra > 0:
+            raise DontCloseSpider
+
+    def _on_reached(self, request: Request, spider: scrapy.Spider) -> None:
+        self.reached_downloader.append(request.url)
+
+    def _on_dropped(self, request: Request, spider: scrapy.Spider) -> None:
+        self.dropped.append(request.url)
+
+    def closed(self, reason: str) -> None:
+        self.close_reason = reason
+        self.cpu_time = time.process_time() - self._cpu_at_open
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, (datetime.datetime, datetime.date, datetime.timedelta)):
+        return str(value)
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return repr(value)
+
+
+def _settings(config: dict[str, Any]) -> dict[str, Any]:
+    settings = dict(config["settings"])
+    if getattr(default_settings, "REQUEST_FINGERPRINTER_IMPLEMENTATION", None) == "2.6":
+        settings.setdefault("REQUEST_FINGERPRINTER_IMPLEMENTATION", "2.7")
+    if config.get("hosts"):
+        # Scrapy >= 2.14 deprecates DNS_RESOLVER in favour of TWISTED_DNS_RESOLVER.
+        new_name = hasattr(default_settings, "TWISTED_DNS_RESOLVER")
+        settings["TWISTED_DNS_RESOLVER" if new_name else "DNS_RESOLVER"] = _RESOLVER
+        settings["TEST_HOSTS"] = config["hosts"]
+    return settings
+
+
+def main(config_path: str) -> int:
+    config = json.loads(Path(config_path).read_text(encoding="utf-8"))
+    process = CrawlerProcess(_settings(config))
+    crawler = process.create_crawler(HarnessSpider)
+    process.crawl(crawler, harness=config)
+    process.start()
+    spider = crawler.spider
+    assert isinstance(spider, HarnessSpider)
+    result = {
+        "stats": _jsonable(crawler.stats.get_stats()),
+        "responses": spider.responses,
+        "response_times": spider.response_times,
+        "statuses": spider.statuses,
+        "errbacks": spider.errbacks,
+        "reached_downloader": spider.reached_downloader,
+        "dropped": spider.dropped,
+        "close_reason": spider.close_reason,
+        "cpu_time": spider.cpu_time,
+    }
+    Path(config["result"]).write_text(json.dumps(result), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

@@ -1,0 +1,53 @@
+"""Fixtures for the real-server harness (see tests/_servers.py and tests/_crawl.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+from _servers import FtpServer, ScriptedServer, closed_port
+
+
+@pytest.fixture
+def server_factory() -> Iterator[Callable[..., ScriptedServer]]:
+    """``server_factory(tls=False)`` starts another server; all are closed after the test."""
+    servers: list[ScriptedServer] = []
+
+    def start(tls: bool = False) -> ScriptedServer:
+        server = ScriptedServer.start(tls=tls)
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.close()
+
+
+@pytest.fixture
+def http_server(server_factory: Callable[..., ScriptedServer]) -> ScriptedServer:
+    return server_factory()
+
+
+@pytest.fixture
+def http_server2(server_factory: Callable[..., ScriptedServer]) -> ScriptedServer:
+    """A second HTTP server: same host (127.0.0.1), another port."""
+    return server_factory()
+
+
+@pytest.fixture
+def https_server(server_factory: Callable[..., ScriptedServer]) -> ScriptedServer:
+    return server_factory(tls=True)
+
+
+@pytest.fixture
+def ftp_server() -> Iterator[FtpServer]:
+    server = FtpServer.start()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def unused_port() -> Iterator[int]:
+    """A 127.0.0.1 port that refuses connections for the whole test."""
+    with closed_port() as port:
+        yield port
