@@ -22,6 +22,14 @@ from twisted.internet.defer import Deferred
 FORMAT_VERSION = 1
 
 
+class StoreUnavailable(Exception):
+    """A store call failed for a reason outside this process: server down or slow, file locked.
+
+    Every backend method's Deferred fails with this (never with a driver's own error class) so
+    the middleware can catch one type, warn once and carry on with its in-process state.
+    """
+
+
 @dataclass(frozen=True)
 class StoredRobots:
     meta: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,171 @@
+"""One robots.txt fetch through Scrapy's engine (SPEC B2 redirects and statuses, B4 size).
+
+The request goes through the engine and every downloader middleware (proxies,
+headers, HTTP cache, the project's retry policy), marked ``dont_obey_robotstxt``
+and ``dont_redirect``: redirects are followed here, at most ``MAX_REDIRECTS``
+(cross-host allowed), and the 6th means "no robots.txt". A ``bytes_received``
+handler stops the body after 500 KiB (``StopDownload(fail=False)``: what
+arrived is used); after decompression only the first 512,000 bytes are kept.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Generator
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin
+
+from scrapy import signals
+from scrapy.exceptions import IgnoreRequest, StopDownload
+from scrapy.http import Request, Response
+from scrapy.http.request import NO_CALLBACK
+from scrapy.utils.defer import deferred_from_coro
+from twisted.internet.defer import Deferred, inlineCallbacks
+
+from scrapy_rep._policy import MAX_REDIRECTS, Fetch, classify, parse_retry_after
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
+
+__all__ = ["MAX_BODY", "ROBOTS_META", "Fetcher"]
+
+logger = logging.getLogger(__name__)
+
+#: SPEC A1/B4: only the first 512,000 bytes of a robots.txt count.
+MAX_BODY = 512_000
+#: Meta key marking this package's own robots.txt requests.
+ROBOTS_META = "rep_robotstxt"
+#: Like Scrapy's own robots.txt requests: ahead of pages in a download slot.
+_PRIORITY = 1000
+
+
+class Fetcher:
+    """Fetches robots.txt for origins through ``crawler.engine``."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self._crawler = crawler
+        self._stats: StatsCollector = crawler.stats
+        settings = crawler.settings
+        self._ftp_password = str(settings.get("FTP_PASSWORD") or "guest")
+        # Body bytes received per robots.txt request in flight (keyed by id: a
+        # Request is not hashable by value and must not be kept alive by this).
+        self._received: dict[int, int] = {}
+        self._in_flight = 0
+
+    def fetch(self, url: str) -> Deferred[tuple[Fetch, bytes | None]]:
+        """Fetch ``url`` (an origin's /robots.txt); never fails."""
+        return self._fetch(url)
+
+    @inlineCallbacks
+    def _fetch(self, url: str) -> Generator[Deferred[Any], Any, tuple[Fetch, bytes | None]]:
+        redirects: list[str] = []
+        while True:
+            request = self._request(url)
+            self._stats.inc_value("robotstxt/request_count")
+            try:
+                response = yield self._download(request)
+            except IgnoreRequest as exc:
+                # Something in the project refused the request (a custom
+                # middleware): as Scrapy's own middleware does, obey nothing.
+                error = f"robots.txt request ignored: {exc}"
+                return Fetch("no_robots", None, tuple(redirects), error=error), None
+            except Exception as exc:
+                name = _readable(type(exc))
+                self._stats.inc_value(f"robotstxt/exception_count/{name}")
+                return Fetch("unreachable", None, tuple(redirects), error=f"{name}: {exc}"), None
+            finally:
+                self._received.pop(id(request), None)
+                self._track(-1)
+            self._stats.inc_value("robotstxt/response_count")
+            self._stats.inc_value(f"robotstxt/response_status_count/{response.status}")
+            kind = classify(response.status)
+            if kind == "redirect":
+                location = response.headers.get(b"Location")
+                if not location:
+                    return Fetch("no_robots", response.status, tuple(redirects)), None
+                if len(redirects) >= MAX_REDIRECTS:
+                    self._stats.inc_value("robotstxt/redirect_limit")
+                    error = f"more than {MAX_REDIRECTS} redirects"
+                    return Fetch("no_robots", response.status, tuple(redirects), error=error), None
+                url = urljoin(response.url, location.decode("latin-1").strip())
+                redirects.append(url)
+                self._stats.inc_value("robotstxt/redirect_count")
+                continue
+            return self._result(response, kind, tuple(redirects))
+
+    def _result(
+        self, response: Response, kind: str, redirects: tuple[str, ...]
+    ) -> tuple[Fetch, bytes | None]:
+        if kind == "no_robots":
+            return Fetch("no_robots", response.status, redirects), None
+        if kind == "unreachable":
+            retry_after = parse_retry_after(_header(response, b"Retry-After"), time.time())
+            error = f"HTTP {response.status}"
+            fetch = Fetch(
+                "unreachable", response.status, redirects, error=error, retry_after=retry_after
+            )
+            return fetch, None
+        body = response.body
+        truncated = "download_stopped" in response.flags or len(body) > MAX_BODY
+        if truncated:
+            self._stats.inc_value("robotstxt/truncated")
+        fetch = Fetch(
+            "ok",
+            response.status,
+            redirects,
+            truncated=truncated,
+            cache_control=_header(response, b"Cache-Control"),
+        )
+        return fetch, body[:MAX_BODY]
+
+    def _request(self, url: str) -> Request:
+        meta: dict[str, Any] = {
+            "dont_obey_robotstxt": True,
+            "dont_redirect": True,
+            "allow_offsite": True,
+            ROBOTS_META: True,
+        }
+        if url.startswith("ftp:"):
+            meta["ftp_user"] = "anonymous"
+            meta["ftp_password"] = self._ftp_password
+        return Request(url, priority=_PRIORITY, meta=meta, callback=NO_CALLBACK, dont_filter=True)
+
+    def _download(self, request: Request) -> Deferred[Response]:
+        self._track(+1)
+        engine = self._crawler.engine
+        assert engine is not None
+        if hasattr(engine, "download_async"):  # Scrapy >= 2.14
+            return deferred_from_coro(engine.download_async(request))
+        result: Deferred[Response] = engine.download(request)
+        return result
+
+    def _track(self, delta: int) -> None:
+        # The bytes_received handler costs a call per chunk of every response:
+        # connect it only while a robots.txt download is running.
+        before = self._in_flight
+        self._in_flight = before + delta
+        if before == 0 and self._in_flight > 0:
+            self._crawler.signals.connect(self._on_bytes, signal=signals.bytes_received)
+        elif before > 0 and self._in_flight == 0:
+            self._crawler.signals.disconnect(self._on_bytes, signal=signals.bytes_received)
+
+    def _on_bytes(self, data: bytes, request: Request, spider: Any = None) -> None:
+        if not request.meta.get(ROBOTS_META):
+            return
+        key = id(request)
+        total = self._received.get(key, 0) + len(data)
+        self._received[key] = total
+        if total >= MAX_BODY:
+            raise StopDownload(fail=False)
+
+
+def _header(response: Response, name: bytes) -> str | None:
+    value = response.headers.get(name)
+    return value.decode("latin-1") if value else None
+
+
+def _readable(cls: type) -> str:
+    """``twisted.internet.error.TimeoutError`` rather than ``<class '…'>``."""
+    return f"{cls.__module__}.{cls.__qualname__}"

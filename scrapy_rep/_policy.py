@@ -1,0 +1,325 @@
+"""Pure decisions about robots.txt fetches (SPEC B2, B3): no I/O, no Scrapy, no clock.
+
+- ``classify(status)``: what an HTTP status of /robots.txt means.
+- ``lifetime(cache_control, limits)``: how long a good result is reused.
+- ``retry_delay(failures, status, retry_after, now, limits)``: when to try again.
+- ``record(entry, fetch, now, limits)``: the origin's next ``Entry`` after a fetch.
+- ``serving(entry, now, limits)``: what the origin's requests get right now.
+
+An ``Entry`` is what the store keeps per origin (``StoredRobots.meta``, see
+``Entry.to_meta`` for the JSON layout; the robots.txt body of the good copy is
+``StoredRobots.body``).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+__all__ = [
+    "MAX_REDIRECTS",
+    "Entry",
+    "Fetch",
+    "Good",
+    "Limits",
+    "Serving",
+    "classify",
+    "lifetime",
+    "parse_retry_after",
+    "record",
+    "retry_delay",
+    "serving",
+]
+
+#: SPEC B2: at most 5 redirects are followed; the 6th means "no robots.txt".
+MAX_REDIRECTS = 5
+
+#: Version of the ``meta`` layout this module writes; other versions are ignored.
+META_VERSION = 1
+
+Outcome = Literal["ok", "no_robots", "unreachable"]
+Status = Literal["ok", "no_robots", "unreachable", "redirect"]
+ServingKind = Literal["rules", "allow", "hold"]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The knobs of the decisions below (the REP_* settings), in seconds."""
+
+    cache_lifetime: float = 86400.0
+    cache_min_lifetime: float = 60.0
+    cache_max_lifetime: float = 7 * 86400.0
+    stale_max_age: float = 30 * 86400.0
+    unreachable_allow_after: float = 30 * 86400.0
+    retry_delay: float = 30.0
+    retry_fast_delay: float = 5.0
+    retry_max_delay: float = 600.0
+
+
+def classify(status: int) -> Status:
+    """SPEC B2 for an HTTP status (FTP "file not found" arrives as 404)."""
+    if 200 <= status < 300:
+        return "ok"
+    if 300 <= status < 400:
+        return "redirect"
+    if status == 429 or 500 <= status < 600:
+        return "unreachable"
+    if 400 <= status < 500:
+        return "no_robots"
+    # 1xx as a final answer or a status outside HTTP: a broken response.
+    return "unreachable"
+
+
+_MAX_AGE = re.compile(r"(?:^|[,\s])max-age\s*=\s*\"?(\d+)", re.IGNORECASE)
+
+
+def lifetime(cache_control: str | None, limits: Limits) -> float:
+    """How long a good result is reused: ``max-age`` if given, within the bounds."""
+    seconds = limits.cache_lifetime
+    if cache_control:
+        found = _MAX_AGE.search(cache_control)
+        if found:
+            seconds = float(found.group(1))
+    return min(max(seconds, limits.cache_min_lifetime), limits.cache_max_lifetime)
+
+
+def parse_retry_after(value: str | None, now: float) -> float | None:
+    """Seconds a ``Retry-After`` header asks to wait (delta-seconds or HTTP-date), or None."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - now)
+
+
+def retry_delay(
+    failures: int, status: int | None, retry_after: float | None, limits: Limits
+) -> float:
+    """Seconds until robots.txt is fetched again after ``failures`` failures in a row.
+
+    ``Retry-After`` wins when present; otherwise the delay doubles per failure,
+    starting lower for 429 and 503 (the server says "come back soon"). Both are
+    capped by ``retry_max_delay``.
+    """
+    if retry_after is not None:
+        return min(max(retry_after, 0.0), limits.retry_max_delay)
+    base = limits.retry_fast_delay if status in (429, 503) else limits.retry_delay
+    exponent = min(max(failures - 1, 0), 32)
+    return float(min(base * (2**exponent), limits.retry_max_delay))
+
+
+@dataclass(frozen=True)
+class Fetch:
+    """The result of one robots.txt fetch, redirects already followed."""
+
+    outcome: Outcome
+    status: int | None = None
+    redirects: tuple[str, ...] = ()
+    truncated: bool = False
+    error: str | None = None
+    cache_control: str | None = None
+    retry_after: float | None = None
+
+
+@dataclass(frozen=True)
+class Good:
+    """The last good copy (2xx rules or 4xx "no robots.txt")."""
+
+    outcome: Literal["ok", "no_robots"]
+    fetched_at: float
+    expires_at: float
+    status: int | None
+    redirects: tuple[str, ...] = ()
+    truncated: bool = False
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One origin's robots.txt state: the last attempt and the last good copy."""
+
+    fetched_at: float
+    outcome: Outcome
+    status: int | None = None
+    error: str | None = None
+    redirects: tuple[str, ...] = ()
+    truncated: bool = False
+    good: Good | None = None
+    failures: int = 0
+    unreachable_since: float | None = None
+    retry_at: float | None = None
+
+    def to_meta(self) -> dict[str, Any]:
+        """The JSON-able layout kept in ``StoredRobots.meta``.
+
+        Keys: ``v`` (layout version), ``fetched_at`` (epoch of the last attempt),
+        ``outcome`` ("ok" | "no_robots" | "unreachable", of the last attempt),
+        ``status`` (int | None), ``error`` (str | None), ``redirects`` (URLs
+        followed), ``truncated`` (bool), ``failures`` (server errors in a row),
+        ``unreachable_since`` / ``retry_at`` (epoch | None), and ``good``: None or
+        {``outcome``, ``fetched_at``, ``expires_at``, ``status``, ``redirects``,
+        ``truncated``} describing the copy whose body is ``StoredRobots.body``.
+        """
+        good = None
+        if self.good is not None:
+            good = {
+                "outcome": self.good.outcome,
+                "fetched_at": self.good.fetched_at,
+                "expires_at": self.good.expires_at,
+                "status": self.good.status,
+                "redirects": list(self.good.redirects),
+                "truncated": self.good.truncated,
+            }
+        return {
+            "v": META_VERSION,
+            "fetched_at": self.fetched_at,
+            "outcome": self.outcome,
+            "status": self.status,
+            "error": self.error,
+            "redirects": list(self.redirects),
+            "truncated": self.truncated,
+            "failures": self.failures,
+            "unreachable_since": self.unreachable_since,
+            "retry_at": self.retry_at,
+            "good": good,
+        }
+
+    @classmethod
+    def from_meta(cls, meta: dict[str, Any]) -> Entry | None:
+        """The entry ``to_meta`` wrote, or None for anything else (never trusted)."""
+        try:
+            if meta.get("v") != META_VERSION:
+                return None
+            outcome = meta["outcome"]
+            if outcome not in ("ok", "no_robots", "unreachable"):
+                return None
+            good = None
+            raw = meta.get("good")
+            if raw is not None:
+                if raw["outcome"] not in ("ok", "no_robots"):
+                    return None
+                good = Good(
+                    outcome=raw["outcome"],
+                    fetched_at=float(raw["fetched_at"]),
+                    expires_at=float(raw["expires_at"]),
+                    status=_opt_int(raw.get("status")),
+                    redirects=tuple(str(u) for u in raw.get("redirects", ())),
+                    truncated=bool(raw.get("truncated", False)),
+                )
+            return cls(
+                fetched_at=float(meta["fetched_at"]),
+                outcome=outcome,
+                status=_opt_int(meta.get("status")),
+                error=None if meta.get("error") is None else str(meta["error"]),
+                redirects=tuple(str(u) for u in meta.get("redirects", ())),
+                truncated=bool(meta.get("truncated", False)),
+                good=good,
+                failures=int(meta.get("failures", 0)),
+                unreachable_since=_opt_float(meta.get("unreachable_since")),
+                retry_at=_opt_float(meta.get("retry_at")),
+            )
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return None
+
+
+def _opt_int(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def _opt_float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def record(entry: Entry | None, fetch: Fetch, now: float, limits: Limits) -> Entry:
+    """The origin's entry after ``fetch`` completed at ``now``."""
+    if fetch.outcome != "unreachable":
+        good = Good(
+            outcome=fetch.outcome,
+            fetched_at=now,
+            expires_at=now + lifetime(fetch.cache_control, limits),
+            status=fetch.status,
+            redirects=fetch.redirects,
+            truncated=fetch.truncated,
+        )
+        return Entry(
+            fetched_at=now,
+            outcome=fetch.outcome,
+            status=fetch.status,
+            error=fetch.error,
+            redirects=fetch.redirects,
+            truncated=fetch.truncated,
+            good=good,
+        )
+    failures = (entry.failures if entry is not None else 0) + 1
+    since = entry.unreachable_since if entry is not None else None
+    delay = retry_delay(failures, fetch.status, fetch.retry_after, limits)
+    return Entry(
+        fetched_at=now,
+        outcome="unreachable",
+        status=fetch.status,
+        error=fetch.error,
+        redirects=fetch.redirects,
+        truncated=fetch.truncated,
+        good=entry.good if entry is not None else None,
+        failures=failures,
+        unreachable_since=now if since is None else since,
+        retry_at=now + delay,
+    )
+
+
+@dataclass(frozen=True)
+class Serving:
+    """What an origin's requests get at some moment, and how long that holds.
+
+    ``kind``: "rules" (match the good copy's body), "allow" (no robots.txt, or
+    unreachable for longer than ``unreachable_allow_after``) or "hold" (the origin
+    is disallowed for now: keep its requests until robots.txt can be fetched).
+    ``outcome``: the report's word for it ("ok", "no_robots", "unreachable",
+    "allow_all"). ``refresh_at``: from then on, a request triggers a fetch (the
+    answer keeps serving meanwhile). ``valid_until``: after it, ask ``serving``
+    again (the answer itself changes).
+    """
+
+    kind: ServingKind
+    outcome: str
+    refresh_at: float
+    valid_until: float
+    stale: bool = False
+
+
+def serving(entry: Entry, now: float, limits: Limits) -> Serving:
+    """SPEC B2/B3: what ``entry`` means for requests at ``now``."""
+    good = entry.good
+    if good is not None:
+        usable_until = max(good.expires_at, good.fetched_at + limits.stale_max_age)
+        if now < usable_until:
+            failing = entry.outcome == "unreachable"
+            refresh_at = (
+                entry.retry_at if failing and entry.retry_at is not None else good.expires_at
+            )
+            return Serving(
+                kind="rules" if good.outcome == "ok" else "allow",
+                outcome=good.outcome,
+                refresh_at=refresh_at,
+                valid_until=usable_until,
+                stale=failing or now >= good.expires_at,
+            )
+    if entry.outcome != "unreachable":
+        # A good copy too old to use and no fetch since (a long-lived store):
+        # nothing is known until robots.txt is fetched again.
+        return Serving("hold", "expired", refresh_at=0.0, valid_until=math.inf)
+    retry_at = entry.retry_at if entry.retry_at is not None else now
+    since = entry.unreachable_since if entry.unreachable_since is not None else entry.fetched_at
+    allow_from = since + limits.unreachable_allow_after
+    if now >= allow_from:
+        return Serving("allow", "allow_all", refresh_at=retry_at, valid_until=math.inf)
+    return Serving("hold", "unreachable", refresh_at=retry_at, valid_until=allow_from)

@@ -1,0 +1,128 @@
+"""RobotsTxtMiddleware in real crawls: rules, exemptions, settings (SPEC B, C3).
+
+The other tests/test_middleware_*.py files import ``settings`` from here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from _crawl import Start, run_crawl
+from _servers import ScriptedServer
+from scrapy.settings import Settings
+
+from scrapy_rep._settings import MiddlewareSettings
+
+MIDDLEWARE: dict[str, Any] = {
+    "ROBOTSTXT_OBEY": True,
+    "DOWNLOADER_MIDDLEWARES": {
+        "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+        "scrapy_rep.RobotsTxtMiddleware": 100,
+    },
+    "USER_AGENT": "TestBot/1.0 (+http://127.0.0.1)",
+    # The project's retry policy applies to robots.txt too; tests script every
+    # answer, so Scrapy's own retries are off.
+    "RETRY_ENABLED": False,
+}
+
+
+def settings(**extra: Any) -> dict[str, Any]:
+    return {**MIDDLEWARE, **extra}
+
+
+def test_rules_allow_and_disallow(http_server: ScriptedServer) -> None:
+    http_server.robots("User-agent: *\nDisallow: /page/private\n")
+    urls = [http_server.url("/page/public"), http_server.url("/page/private")]
+    result = run_crawl(urls, settings())
+    assert http_server.count("/robots.txt") == 1
+    assert http_server.count("/page/public") == 1
+    assert http_server.count("/page/private") == 0
+    assert result.responses == [http_server.url("/page/public")]
+    assert result.stat("robotstxt/forbidden_before_schedule") == 1
+    assert result.stat("robotstxt/request_count") == 1
+    assert result.stat("robotstxt/response_count") == 1
+    assert result.stat("robotstxt/response_status_count/200") == 1
+    assert "robots.txt of " + http_server.origin + ": ok (status 200, 1 rules)" in result.log
+
+
+def test_user_agent_group_is_obeyed(http_server: ScriptedServer) -> None:
+    http_server.robots("User-agent: *\nDisallow: /\n\nUser-agent: testbot\nDisallow: /page/b\n")
+    urls = [http_server.url("/page/a"), http_server.url("/page/b")]
+    result = run_crawl(urls, settings())
+    assert result.responses == [http_server.url("/page/a")]
+    assert http_server.count("/page/b") == 0
+
+
+def test_dont_obey_robotstxt_exempts_a_request(http_server: ScriptedServer) -> None:
+    http_server.robots("User-agent: *\nDisallow: /page/\n")
+    exempt = Start(http_server.url("/page/exempt"), meta={"dont_obey_robotstxt": True})
+    result = run_crawl([exempt, http_server.url("/page/other")], settings())
+    assert http_server.count("/page/exempt") == 1
+    assert http_server.count("/page/other") == 0
+    assert result.stat("robotstxt/forbidden_before_schedule") == 1
+
+
+def test_disallowed_requests_never_reach_the_scheduler(
+    http_server: ScriptedServer, tmp_path: Any
+) -> None:
+    http_server.robots("User-agent: *\nDisallow: /page/no\n")
+    http_server.links("/page/start", [f"/page/no{i}" for i in range(5)] + ["/page/yes"])
+    jobdir = tmp_path / "job"
+    result = run_crawl(
+        [http_server.url("/page/start")], settings(JOBDIR=str(jobdir)), follow_links=True
+    )
+    assert sorted(result.responses) == sorted(
+        [http_server.url("/page/start"), http_server.url("/page/yes")]
+    )
+    # Only the two allowed pages were enqueued (on disk, as JOBDIR makes it);
+    # the five disallowed ones were dropped before reaching the scheduler.
+    assert result.stat("scheduler/enqueued") == 2
+    assert result.stat("scheduler/enqueued/disk") == 2
+    assert result.stat("robotstxt/forbidden_before_schedule") == 5
+    assert result.stat("robotstxt/forbidden") == 0
+    assert not any("/page/no" in p for p in http_server.paths())
+
+
+def test_robotstxt_obey_false_disables_the_middleware(http_server: ScriptedServer) -> None:
+    http_server.robots("User-agent: *\nDisallow: /\n")
+    result = run_crawl([http_server.url("/page/a")], settings(ROBOTSTXT_OBEY=False))
+    assert http_server.count("/robots.txt") == 0
+    assert result.responses == [http_server.url("/page/a")]
+
+
+def test_bad_setting_fails_the_crawl_naming_it(http_server: ScriptedServer) -> None:
+    result = run_crawl([http_server.url("/page/a")], settings(REP_HOLD_TIMEOUT=-1), check=False)
+    assert "REP_HOLD_TIMEOUT must be >= 0" in result.log
+    assert http_server.count("/page/a") == 0
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("REP_HOLD_TIMEOUT", -1, "REP_HOLD_TIMEOUT must be >= 0 (seconds), got -1"),
+        ("REP_CACHE_LIFETIME", "soon", "REP_CACHE_LIFETIME must be a number, got 'soon'"),
+        ("REP_PARSED_CACHE_SIZE", 0, "REP_PARSED_CACHE_SIZE must be a whole number >= 1"),
+        ("REP_LEASE_TTL", 0, "REP_LEASE_TTL must be > 0"),
+        ("REP_CRAWL_DELAY", "maybe", "REP_CRAWL_DELAY must be True or False"),
+    ],
+)
+def test_settings_are_validated(name: str, value: Any, message: str) -> None:
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        MiddlewareSettings.from_settings(Settings({name: value}))
+
+
+def test_min_lifetime_above_max_is_rejected() -> None:
+    with pytest.raises(ValueError, match="REP_CACHE_MIN_LIFETIME"):
+        MiddlewareSettings.from_settings(
+            Settings({"REP_CACHE_MIN_LIFETIME": 10, "REP_CACHE_MAX_LIFETIME": 5})
+        )
+
+
+def test_default_settings() -> None:
+    config = MiddlewareSettings.from_settings(Settings())
+    assert config.limits.cache_lifetime == 86400
+    assert config.limits.stale_max_age == 30 * 86400
+    assert config.limits.unreachable_allow_after == 30 * 86400
+    assert config.hold_timeout == 900
+    assert config.crawl_delay is False

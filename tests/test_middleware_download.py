@@ -1,0 +1,125 @@
+"""The final gate for requests that never pass the scheduler (``engine.download`` callers).
+
+Such requests wait in ``process_request`` for their origin's robots.txt, as with
+Scrapy's built-in middleware, then are checked. The harness spider does not call
+``engine.download``, so this file runs its own small spider in a subprocess.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from _crawl import BASE_SETTINGS, TESTS_DIR
+from _servers import Reply, ScriptedServer
+from test_middleware_basic import settings
+
+SPIDER = """
+import json, sys
+import scrapy
+from scrapy.crawler import CrawlerProcess
+from scrapy.exceptions import IgnoreRequest
+from scrapy.utils.defer import maybe_deferred_to_future
+
+config = json.load(open(sys.argv[1]))
+outcome = {}
+
+
+class DownloadSpider(scrapy.Spider):
+    name = "download"
+
+    async def start(self):
+        yield scrapy.Request(config["first"])
+
+    def start_requests(self):
+        yield scrapy.Request(config["first"])
+
+    @classmethod
+    def from_crawler(cls, crawler, *args, **kwargs):
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        signal = getattr(scrapy.signals, "robots_parsed", None)
+        outcome["has_signal"] = signal is not None
+        if signal is not None:
+            crawler.signals.connect(spider.on_robots, signal=signal)
+        return spider
+
+    def on_robots(self, robotparser, request):
+        allowed = robotparser.allowed(config["direct"][1], "TestBot/1.0")
+        outcome.setdefault("parsed", []).append([request.url, allowed])
+
+    async def parse(self, response):
+        engine = self.crawler.engine
+        for url in config["direct"]:
+            request = scrapy.Request(url)
+            try:
+                if hasattr(engine, "download_async"):
+                    got = await engine.download_async(request)
+                else:
+                    got = await maybe_deferred_to_future(engine.download(request))
+                outcome[url] = got.status
+            except IgnoreRequest as exc:
+                outcome[url] = "ignored: " + str(exc)
+
+
+process = CrawlerProcess(config["settings"])
+process.crawl(DownloadSpider)
+process.start()
+json.dump(outcome, open(config["result"], "w"))
+"""
+
+
+def run_download_spider(first: str, direct: list[str], tmp_path: Path) -> dict[str, object]:
+    script = tmp_path / "download_spider.py"
+    script.write_text(SPIDER, encoding="utf-8")
+    result = tmp_path / "result.json"
+    config = {
+        "first": first,
+        "direct": direct,
+        "settings": {**BASE_SETTINGS, **settings(REP_RETRY_DELAY=0.3)},
+        "result": str(result),
+    }
+    config_path = tmp_path / "config.json"
+    config_path.write_text(json.dumps(config), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS_DIR), *sys.path])}
+    proc = subprocess.run(
+        [sys.executable, str(script), str(config_path)],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()[-3000:]
+    outcome: dict[str, object] = json.loads(result.read_text(encoding="utf-8"))
+    return outcome
+
+
+def test_engine_download_waits_for_robots_txt_then_is_checked(
+    http_server: ScriptedServer, http_server2: ScriptedServer, tmp_path: Path
+) -> None:
+    http_server.robots("User-agent: *\nDisallow:\n")
+    # The other origin answers 500 first: the direct downloads wait through the
+    # retry, then robots.txt decides.
+    http_server2.route("/robots.txt", Reply(500), Reply.text("User-agent: *\nDisallow: /page/no\n"))
+    allowed, forbidden = http_server2.url("/page/yes"), http_server2.url("/page/no")
+    outcome = run_download_spider(http_server.url("/page/1"), [allowed, forbidden], tmp_path)
+    assert outcome[allowed] == 200
+    assert outcome[forbidden] == "ignored: Forbidden by robots.txt"
+    assert http_server2.count("/robots.txt") == 2
+    assert http_server2.count("/page/no") == 0
+    # robots.txt answered before the page was downloaded.
+    assert http_server2.seen("/robots.txt")[1].time < http_server2.seen("/page/yes")[0].time
+    # Scrapy's robots_parsed signal (Scrapy >= 2.12) went out once per parsed robots.txt.
+    if outcome["has_signal"]:
+        parsed = outcome["parsed"]
+        assert isinstance(parsed, list)
+        assert len(parsed) == 2
+        assert dict(parsed) == {
+            http_server.url("/robots.txt"): True,
+            http_server2.url("/robots.txt"): False,
+        }
+    else:
+        assert "parsed" not in outcome

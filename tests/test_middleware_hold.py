@@ -1,0 +1,151 @@
+"""Holding requests while robots.txt is unknown: no stall, nothing lost (issue points 6-8)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from _crawl import Interrupt, Start, run_crawl
+from _servers import Reply, ScriptedServer
+from test_middleware_basic import settings
+
+
+def test_slow_robots_txt_does_not_stall_other_origins(
+    http_server: ScriptedServer, http_server2: ScriptedServer
+) -> None:
+    slow, fast = http_server, http_server2
+    answer = threading.Event()
+    slow.route(
+        "/robots.txt", Reply.text("User-agent: *\nDisallow: /page/private\n", release=answer)
+    )
+    fast.robots("User-agent: *\nDisallow:\n")
+    # Origin A's pages come first: with Scrapy's built-in middleware they would
+    # fill every downloader slot waiting for A's robots.txt and freeze B.
+    urls = [slow.url(f"/page/{i}") for i in range(20)] + [slow.url("/page/private")]
+    urls += [fast.url(f"/page/{i}") for i in range(20)]
+    outcome: dict[str, bool] = {}
+
+    def release_when_b_is_done() -> None:
+        outcome["b_done"] = fast.wait_for("/page/", count=20, timeout=20, prefix=True)
+        answer.set()
+
+    watcher = threading.Thread(target=release_when_b_is_done)
+    watcher.start()
+    try:
+        result = run_crawl(urls, settings(CONCURRENT_REQUESTS=4), timeout=60)
+    finally:
+        answer.set()
+        watcher.join()
+    assert outcome["b_done"], "origin B stalled behind origin A's robots.txt"
+    assert fast.count("/page/", prefix=True) == 20
+    assert slow.count("/page/", prefix=True) == 20
+    assert slow.count("/page/private") == 0
+    assert result.stat("robotstxt/held") >= 21
+    assert result.stat("robotstxt/released") == result.stat("robotstxt/held")
+
+
+def test_held_duplicates_are_filtered_once_released(http_server: ScriptedServer) -> None:
+    http_server.route("/robots.txt", Reply.text("User-agent: *\nDisallow:\n", delay=0.5))
+    url = http_server.url("/page/same")
+    result = run_crawl([url, url, url, Start(url, dont_filter=True)], settings())
+    # Held requests had not been seen by the dupefilter: after release it sees
+    # them once, so one copy plus the dont_filter one are downloaded.
+    assert http_server.count("/page/same") == 2
+    assert result.stat("robotstxt/released") == 4
+    assert result.stat("dupefilter/filtered") == 2
+
+
+def test_requests_found_while_robots_txt_is_pending_are_held(http_server: ScriptedServer) -> None:
+    http_server.route(
+        "/robots.txt", Reply(500), Reply.text("User-agent: *\nDisallow: /page/late-no\n")
+    )
+    result = run_crawl(
+        [http_server.url("/page/first")],
+        settings(REP_RETRY_DELAY=1),
+        extra=[
+            Start(http_server.url("/page/late-yes"), at=0.3),
+            Start(http_server.url("/page/late-no"), at=0.3),
+        ],
+    )
+    assert http_server.count("/page/first") == 1
+    assert http_server.count("/page/late-yes") == 1
+    assert http_server.count("/page/late-no") == 0
+    assert result.stat("robotstxt/held") == 3
+    assert result.stat("robotstxt/released") == 3
+    assert result.stat("robotstxt/forbidden_before_schedule") == 1
+
+
+def test_held_requests_survive_a_stopped_job(
+    http_server: ScriptedServer, http_server2: ScriptedServer, tmp_path: Path
+) -> None:
+    down, up = http_server, http_server2
+    down.route("/robots.txt", Reply(503))
+    up.robots("User-agent: *\nDisallow:\n")
+    jobdir = tmp_path / "job"
+    held_urls = [down.url("/page/1"), down.url("/page/2")]
+    first = run_crawl(
+        [*held_urls, *(up.url(f"/page/{i}") for i in range(3))],
+        settings(JOBDIR=str(jobdir), REP_RETRY_FAST_DELAY=0.5),
+        interrupt=Interrupt(up, "/page/", 3),
+    )
+    assert first.stat("robotstxt/held_persisted") == 2
+    assert (jobdir / "robotstxt-held.pickle").exists()
+    assert down.count("/page/", prefix=True) == 0
+    assert "Saved 2 request(s) held for robots.txt" in first.log
+
+    down.route("/robots.txt", Reply.text("User-agent: *\nDisallow: /page/2\n"))
+    second = run_crawl([], settings(JOBDIR=str(jobdir)))
+    assert second.stat("robotstxt/held_restored") == 2
+    assert down.count("/page/1") == 1
+    assert down.count("/page/2") == 0
+    assert second.stat("robotstxt/forbidden_before_schedule") == 1
+    assert not (jobdir / "robotstxt-held.pickle").exists()
+
+
+def test_held_requests_lost_on_close_without_jobdir_are_counted(
+    http_server: ScriptedServer, http_server2: ScriptedServer
+) -> None:
+    http_server.route("/robots.txt", Reply(503))
+    http_server2.robots("User-agent: *\nDisallow:\n")
+    result = run_crawl(
+        [http_server.url("/page/1"), http_server2.url("/page/1")],
+        settings(REP_RETRY_FAST_DELAY=60, CLOSESPIDER_TIMEOUT=1.5),
+    )
+    assert result.close_reason == "closespider_timeout"
+    assert result.stat("robotstxt/held_dropped_on_close") == 1
+    assert "set JOBDIR to resume them" in result.log
+
+
+def test_queued_requests_of_a_resumed_job_wait_outside_the_downloader(
+    http_server: ScriptedServer, tmp_path: Path
+) -> None:
+    # The robots.txt state lives in memory only, so on resume the requests
+    # waiting in the JOBDIR queue reach the downloader with their origin unknown:
+    # the final gate sends them back to the gate, which holds them.
+    http_server.robots("User-agent: *\nDisallow: /page/no\n")
+    links = [f"/page/l{i}" for i in range(10)]
+    http_server.links("/page/start", links)
+    start = [http_server.url("/page/start")]
+    jobdir = str(tmp_path / "job")
+    job = settings(JOBDIR=jobdir, REP_STORE="memory://", CONCURRENT_REQUESTS=1, DOWNLOAD_DELAY=0.2)
+    first = run_crawl(start, job, follow_links=True, interrupt=Interrupt(http_server, "/page/l", 2))
+    assert first.close_reason == "shutdown"
+    done_first = len(http_server.seen("/page/", prefix=True))
+    assert done_first < 11
+    # The new robots.txt answers late: queued requests reach the downloader first.
+    # (More than one slot: the robots.txt download itself takes one.)
+    http_server.route("/robots.txt", Reply.text("User-agent: *\nDisallow: /page/l0\n", delay=1.0))
+    second = run_crawl(start, {**job, "CONCURRENT_REQUESTS": 4}, follow_links=True)
+    assert second.stat("robotstxt/rescheduled") >= 1
+    assert second.stat("robotstxt/released") >= 1
+    assert http_server.count("/robots.txt") == 2
+    pages = [p for p in http_server.paths() if p.startswith("/page/")]
+    assert len(pages) == len(set(pages))  # nothing downloaded twice
+    late = pages[done_first:]
+    assert late
+    # The new robots.txt decided for the queued requests.
+    assert "/page/l0" not in pages
+    assert sorted(pages) == sorted(["/page/start", *links[1:]])
+    assert (
+        second.stat("robotstxt/forbidden") + second.stat("robotstxt/forbidden_before_schedule") == 1
+    )

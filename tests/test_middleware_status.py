@@ -1,0 +1,206 @@
+"""SPEC B2/B4 in real crawls: status codes, network failures, redirects, size, encoding."""
+
+from __future__ import annotations
+
+import gzip
+
+import pytest
+from _crawl import run_crawl
+from _servers import Reply, ScriptedServer
+from test_middleware_basic import settings
+
+RULES = "User-agent: *\nDisallow: /page/private\n"
+
+
+def pages(server: ScriptedServer) -> list[str]:
+    return [server.url("/page/public"), server.url("/page/private")]
+
+
+def assert_rules_applied(server: ScriptedServer) -> None:
+    assert server.count("/page/public") == 1
+    assert server.count("/page/private") == 0
+
+
+def assert_everything_allowed(server: ScriptedServer) -> None:
+    assert server.count("/page/public") == 1
+    assert server.count("/page/private") == 1
+
+
+@pytest.mark.parametrize("status", [404, 401, 403, 410])
+def test_4xx_means_no_restrictions(http_server: ScriptedServer, status: int) -> None:
+    http_server.route("/robots.txt", Reply(status, RULES))
+    result = run_crawl(pages(http_server), settings())
+    assert_everything_allowed(http_server)
+    assert result.stat(f"robotstxt/response_status_count/{status}") == 1
+    assert "no_robots" in result.log
+
+
+def test_429_with_retry_after_then_200(http_server: ScriptedServer) -> None:
+    http_server.route("/robots.txt", Reply.retry_after(429, 1), Reply.text(RULES))
+    # Without Retry-After the next try would come after 60 s: the crawl would time out.
+    result = run_crawl(pages(http_server), settings(REP_RETRY_FAST_DELAY=60), timeout=30)
+    assert_rules_applied(http_server)
+    robots = http_server.seen("/robots.txt")
+    assert len(robots) == 2
+    assert robots[1].time - robots[0].time >= 0.9
+    # Both pages waited outside the scheduler, then were released and checked.
+    assert result.stat("robotstxt/held") == 2
+    assert result.stat("robotstxt/released") == 2
+    assert result.stat("robotstxt/forbidden_before_schedule") == 1
+    assert result.stat("robotstxt/unreachable") == 1
+    assert result.stat("robotstxt/recovered") == 1
+    # Nothing of the origin was downloaded while robots.txt answered 429.
+    first_page = min(s.time for s in http_server.seen("/page/", prefix=True))
+    assert first_page > robots[1].time
+
+
+def test_500_then_200_releases_held_requests(http_server: ScriptedServer) -> None:
+    http_server.route("/robots.txt", Reply(500), Reply(500), Reply.text(RULES))
+    result = run_crawl(pages(http_server), settings(REP_RETRY_DELAY=0.2))
+    assert_rules_applied(http_server)
+    assert http_server.count("/robots.txt") == 3
+    assert result.stat("robotstxt/released") == 2
+    assert result.stat("robotstxt/response_status_count/500") == 2
+    assert "is unreachable (HTTP 500)" in result.log
+    assert "is reachable again" in result.log
+
+
+def test_503_forever_drops_held_requests_after_the_limit(http_server: ScriptedServer) -> None:
+    http_server.route("/robots.txt", Reply(503))
+    result = run_crawl(pages(http_server), settings(REP_RETRY_FAST_DELAY=0.2, REP_HOLD_TIMEOUT=1.5))
+    assert http_server.count("/page/", prefix=True) == 0
+    assert http_server.count("/robots.txt") >= 2
+    assert result.stat("robotstxt/held") == 2
+    assert result.stat("robotstxt/held_dropped") == 2
+    assert result.stat("robotstxt/released") == 0
+    assert "request(s) for " + http_server.origin in result.log
+    assert "REP_HOLD_TIMEOUT=1.5s" in result.log
+    assert result.close_reason == "finished"
+
+
+def test_timeout_is_a_server_error(http_server: ScriptedServer) -> None:
+    http_server.route("/robots.txt", Reply(hang=True), Reply.text(RULES))
+    result = run_crawl(pages(http_server), settings(DOWNLOAD_TIMEOUT=1, REP_RETRY_DELAY=0.2))
+    assert_rules_applied(http_server)
+    assert http_server.count("/robots.txt") == 2
+    names = [k for k in result.stats if k.startswith("robotstxt/exception_count/")]
+    # twisted.internet.error.TimeoutError, or scrapy.exceptions.DownloadTimeoutError
+    # on newer Scrapy.
+    assert len(names) == 1
+    assert names[0].endswith("TimeoutError")
+    assert result.stat("robotstxt/released") == 2
+
+
+def test_connection_reset_is_a_server_error(http_server: ScriptedServer) -> None:
+    http_server.route("/robots.txt", Reply(reset=True), Reply.text(RULES))
+    result = run_crawl(pages(http_server), settings(REP_RETRY_DELAY=0.2))
+    assert_rules_applied(http_server)
+    assert http_server.count("/robots.txt") == 2
+    assert any(k.startswith("robotstxt/exception_count/") for k in result.stats)
+
+
+def test_truncated_response_is_a_server_error(http_server: ScriptedServer) -> None:
+    body = RULES + "#" * 5000
+    http_server.route("/robots.txt", Reply.text(body, truncate_at=100), Reply.text(RULES))
+    result = run_crawl(pages(http_server), settings(REP_RETRY_DELAY=0.2))
+    assert_rules_applied(http_server)
+    assert http_server.count("/robots.txt") == 2
+    assert result.stat("robotstxt/unreachable") == 1
+
+
+def test_refused_connection_holds_then_drops(unused_port: int) -> None:
+    url = f"http://127.0.0.1:{unused_port}/page/a"
+    result = run_crawl([url], settings(REP_RETRY_DELAY=0.2, REP_HOLD_TIMEOUT=1))
+    assert result.stat("robotstxt/held_dropped") == 1
+    assert result.stat("robotstxt/request_count") >= 2
+    assert any("ConnectionRefused" in k for k in result.stats)
+    assert result.responses == []
+
+
+def test_redirect_chain_of_5_is_followed(http_server: ScriptedServer) -> None:
+    http_server.redirect_chain("/robots.txt", 5, final=Reply.text(RULES))
+    result = run_crawl(pages(http_server), settings())
+    assert_rules_applied(http_server)
+    assert http_server.count("/redirect/final") == 1
+    assert result.stat("robotstxt/redirect_count") == 5
+
+
+def test_redirect_chain_of_6_means_no_robots(http_server: ScriptedServer) -> None:
+    http_server.redirect_chain("/robots.txt", 6, final=Reply.text(RULES))
+    result = run_crawl(pages(http_server), settings())
+    assert_everything_allowed(http_server)
+    assert http_server.count("/redirect/final") == 0
+    assert result.stat("robotstxt/redirect_limit") == 1
+
+
+def test_redirect_to_another_origin(
+    http_server: ScriptedServer, http_server2: ScriptedServer
+) -> None:
+    http_server.route("/robots.txt", Reply.redirect(http_server2.url("/elsewhere.txt"), 302))
+    http_server2.route("/elsewhere.txt", Reply.text(RULES))
+    result = run_crawl(pages(http_server), settings())
+    assert_rules_applied(http_server)
+    assert http_server2.count("/elsewhere.txt") == 1
+    # The other origin's own robots.txt was not needed.
+    assert http_server2.count("/robots.txt") == 0
+    assert result.stat("robotstxt/redirect_count") == 1
+
+
+def test_meta_refresh_is_not_followed(http_server: ScriptedServer) -> None:
+    html = '<html><head><meta http-equiv="refresh" content="0; url=/real.txt"></head></html>'
+    http_server.route("/robots.txt", Reply(200, html, headers={"Content-Type": "text/html"}))
+    http_server.route("/real.txt", Reply.text("User-agent: *\nDisallow: /\n"))
+    run_crawl(pages(http_server), settings())
+    assert http_server.count("/real.txt") == 0
+    assert_everything_allowed(http_server)
+
+
+def test_html_served_as_robots_txt(http_server: ScriptedServer) -> None:
+    html = "<html><body><p>User-agent: *</p>\n<p>Disallow: /page/private</p></body></html>"
+    http_server.route("/robots.txt", Reply(200, html, headers={"Content-Type": "text/html"}))
+    run_crawl(pages(http_server), settings())
+    # Lines like "<p>Disallow: ..." have an unknown key: no rules (as Google).
+    assert_everything_allowed(http_server)
+
+
+def test_gzip_encoded_robots_txt(http_server: ScriptedServer) -> None:
+    http_server.route("/robots.txt", Reply.text(RULES, gzip=True))
+    result = run_crawl(pages(http_server), settings())
+    assert_rules_applied(http_server)
+    assert http_server.seen("/robots.txt")[0].headers.get("accept-encoding")
+    assert result.stat("robotstxt/truncated") == 0
+
+
+def test_2mb_robots_txt_stops_early_and_ignores_rules_after_500kib(
+    http_server: ScriptedServer,
+) -> None:
+    filler = ("# " + "x" * 97 + "\n") * 6000  # 600,000 bytes of comments
+    body = "User-agent: *\nDisallow: /page/early\n" + filler + "Disallow: /page/private\n"
+    body += filler * 3  # about 2.4 MB in all
+    http_server.route("/robots.txt", Reply.text(body, chunk_size=16384, chunk_delay=0.01))
+    urls = [*pages(http_server), http_server.url("/page/early")]
+    result = run_crawl(urls, settings())
+    assert_everything_allowed(http_server)  # /page/private's rule sits after 500 KiB
+    assert http_server.count("/page/early") == 0  # the rule before it applies
+    sent = http_server.seen("/robots.txt")[0]
+    assert sent.client_closed
+    assert sent.bytes_sent < 1_000_000
+    assert result.stat("robotstxt/truncated") == 1
+    assert "truncated" in result.log
+
+
+def test_gzip_bomb_is_cut_after_decompression(http_server: ScriptedServer) -> None:
+    body = (
+        "User-agent: *\nDisallow: /page/early\n" + "#" * 3_000_000 + "\nDisallow: /page/private\n"
+    )
+    compressed = gzip.compress(body.encode())
+    assert len(compressed) < 100_000
+    http_server.route(
+        "/robots.txt",
+        Reply(200, compressed, headers={"Content-Type": "text/plain", "Content-Encoding": "gzip"}),
+    )
+    urls = [*pages(http_server), http_server.url("/page/early")]
+    result = run_crawl(urls, settings())
+    assert_everything_allowed(http_server)
+    assert http_server.count("/page/early") == 0
+    assert result.stat("robotstxt/truncated") == 1
