@@ -1,0 +1,128 @@
+"""Turn a blocking store backend into a RobotsStore: calls run in a small private thread pool.
+
+A private pool (not the reactor's) so that a slow store can never starve DNS resolution, which
+shares the reactor's pool. After a call fails with StoreUnavailable, calls fail at once for
+``retry_interval`` seconds instead of each waiting for the timeout again; then the next call
+tries the store again, which is how a store that comes back is picked up.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
+
+from twisted.internet.defer import Deferred, fail, succeed
+from twisted.internet.threads import deferToThreadPool
+from twisted.python.threadpool import ThreadPool
+
+from scrapy_rep.store._base import StoredRobots, StoreUnavailable
+
+_T = TypeVar("_T")
+
+#: Seconds during which calls fail fast after the store was found unavailable.
+DEFAULT_RETRY_INTERVAL = 5.0
+
+
+class Backend(Protocol):
+    """The blocking half of a store; every method may raise StoreUnavailable."""
+
+    def get(self, origin: str) -> StoredRobots | None: ...
+
+    def put(self, origin: str, entry: StoredRobots) -> None: ...
+
+    def acquire_lease(self, origin: str, owner: str, ttl: float) -> bool: ...
+
+    def release_lease(self, origin: str, owner: str) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class ThreadedStore:
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        name: str,
+        threads: int,
+        retry_interval: float = DEFAULT_RETRY_INTERVAL,
+    ) -> None:
+        self.backend = backend
+        self.name = name
+        self._threads = threads
+        self._retry_interval = retry_interval
+        self._down_until = 0.0
+        self._down_reason = ""
+        self._pool: ThreadPool | None = None
+        self._shutdown_trigger: object = None
+        self._closed = False
+
+    def get(self, origin: str) -> Deferred[StoredRobots | None]:
+        return self._run(self.backend.get, origin)
+
+    def put(self, origin: str, entry: StoredRobots) -> Deferred[None]:
+        return self._run(self.backend.put, origin, entry)
+
+    def acquire_lease(self, origin: str, owner: str, ttl: float) -> Deferred[bool]:
+        return self._run(self.backend.acquire_lease, origin, owner, ttl)
+
+    def release_lease(self, origin: str, owner: str) -> Deferred[None]:
+        return self._run(self.backend.release_lease, origin, owner)
+
+    def close(self) -> Deferred[None]:
+        if self._closed:
+            return succeed(None)
+        self._closed = True
+        if self._pool is None:
+            self.backend.close()
+            return succeed(None)
+        d = deferToThreadPool(_reactor(), self._pool, self.backend.close)
+        d.addBoth(self._after_close)
+        return d
+
+    def _after_close(self, result: _T) -> _T:
+        if self._shutdown_trigger is not None:
+            _reactor().removeSystemEventTrigger(self._shutdown_trigger)
+            self._shutdown_trigger = None
+        self._stop_pool()
+        return result
+
+    def _run(self, fn: Callable[..., _T], *args: object) -> Deferred[_T]:
+        if self._closed:
+            return fail(StoreUnavailable(f"{self.name} is closed"))
+        if time.monotonic() < self._down_until:
+            return fail(StoreUnavailable(self._down_reason))
+        return deferToThreadPool(_reactor(), self._ensure_pool(), self._guarded, fn, *args)
+
+    def _guarded(self, fn: Callable[..., _T], *args: object) -> _T:
+        # Calls queued before an outage was noticed fail fast too, instead of each timing out.
+        if time.monotonic() < self._down_until:
+            raise StoreUnavailable(self._down_reason)
+        try:
+            return fn(*args)
+        except StoreUnavailable as exc:
+            self._down_reason = str(exc)
+            self._down_until = time.monotonic() + self._retry_interval
+            raise
+
+    def _ensure_pool(self) -> ThreadPool:
+        if self._pool is None:
+            self._pool = ThreadPool(minthreads=0, maxthreads=self._threads, name=self.name)
+            self._pool.start()
+            # Worker threads are not daemons: stop them with the reactor if nobody closed us.
+            self._shutdown_trigger = _reactor().addSystemEventTrigger(
+                "during", "shutdown", self._stop_pool
+            )
+        return self._pool
+
+    def _stop_pool(self) -> None:
+        if self._pool is not None:
+            self._pool.stop()
+            self._pool = None
+
+
+def _reactor() -> Any:
+    # Imported late: importing the module must not install a reactor before Scrapy picks one.
+    from twisted.internet import reactor
+
+    return reactor
