@@ -1,0 +1,516 @@
+"""Speed and memory of scrapy_rep's parser and matcher against its peers, in one process.
+
+Peers: Protego (Scrapy's default ROBOTSTXT_PARSER), robotspy and urllib.robotparser, fed as
+Scrapy feeds them (the body decoded as UTF-8, undecodable bytes dropped; decoding is part of
+their parse time). scrapy_rep takes the bytes. Run from the repository root:
+
+    python benchmarks/bench_parser.py [--corpus DIR] [--quick]
+
+The corpus defaults to ../shared/corpus beside the repository. Rows:
+
+- allowed() per call: URLs derived from each file's own rules (wildcards filled, suffixes
+  added) plus random paths, seeded; each parser parses each file once and answers a few
+  warm-up calls first; median over files of the mean time per call.
+- parse per file: best of a few runs per file, median over the corpus. "parse + 1st check"
+  adds the first allowed() call, since scrapy_rep builds its indexes lazily.
+- a synthetic 500 KiB robots.txt with ~20,000 rules: allowed() per call (median over URLs).
+- worst case: a wildcard pattern ``/*a*a...*a*b`` against a path of 'a's (no match), one warm
+  check, at 4 KB, 8 KB and 16 KB; "x2 size" is the time ratio when both sizes double
+  (~2 is linear, ~4 quadratic). Peers run this in a subprocess with a time limit.
+- memory: bytes retained by one parsed file (tracemalloc), mean over files, after parse and
+  after parse + one check.
+
+Peers that raise on a file are counted, not fatal: the failures are printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import gc
+import importlib.metadata
+import platform
+import random
+import re
+import statistics
+import subprocess
+import sys
+import time
+import tracemalloc
+import urllib.parse
+import urllib.robotparser
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scrapy_rep import RobotsTxt
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_CORPUS = REPO.parent / "shared" / "corpus"
+HOST = "https://www.example.com"
+TOKENS = ("benchbot", "googlebot")  # a crawler of its own (usually the * group), and one named
+PEER_TIMEOUT = 20.0  # seconds for one peer on one worst-case check
+
+Parsed = Any
+Check = Callable[[str, str], Any]  # (url, token) -> allowed
+
+
+def _decoded(body: bytes) -> str:
+    # As Scrapy's ProtegoRobotParser and PythonRobotParser decode a body.
+    return body.decode("utf-8", errors="ignore")
+
+
+def _parse_scrapy_rep(body: bytes) -> Parsed:
+    return RobotsTxt.parse(body)
+
+
+def _parse_protego(body: bytes) -> Parsed:
+    from protego import Protego
+
+    return Protego.parse(_decoded(body))
+
+
+def _parse_robotspy(body: bytes) -> Parsed:
+    import robots
+
+    return robots.RobotsParser.from_string(_decoded(body))
+
+
+def _parse_urllib(body: bytes) -> Parsed:
+    parser = urllib.robotparser.RobotFileParser()
+    parser.parse(_decoded(body).splitlines())
+    return parser
+
+
+def _check_url_first(parsed: Parsed) -> Check:
+    return parsed.allowed if isinstance(parsed, RobotsTxt) else parsed.can_fetch
+
+
+def _check_token_first(parsed: Parsed) -> Check:
+    can_fetch = parsed.can_fetch
+    return lambda url, token: can_fetch(token, url)
+
+
+@dataclass(frozen=True)
+class Peer:
+    name: str
+    parse: Callable[[bytes], Parsed]
+    checker: Callable[[Parsed], Check]
+    url_first: bool  # check(url, token) natively; else the pairs are passed swapped
+
+
+PEERS = (
+    Peer("scrapy_rep", _parse_scrapy_rep, _check_url_first, True),
+    Peer("protego", _parse_protego, _check_url_first, True),
+    Peer("robotspy", _parse_robotspy, _check_token_first, False),
+    Peer("urllib", _parse_urllib, _check_token_first, False),
+)
+BY_NAME = {peer.name: peer for peer in PEERS}
+
+
+@dataclass
+class Failures:
+    by_peer: dict[str, dict[str, int]] = field(default_factory=dict)
+    examples: dict[str, str] = field(default_factory=dict)
+
+    def add(self, peer: str, what: str, where: str, error: BaseException) -> None:
+        counts = self.by_peer.setdefault(peer, {})
+        counts[what] = counts.get(what, 0) + 1
+        self.examples.setdefault(f"{peer} {what}", f"{where}: {type(error).__name__}: {error}")
+
+
+@contextmanager
+def _no_gc() -> Iterator[None]:
+    """Keep the cyclic GC out of the timings; the caller collects between batches."""
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+# ---------------------------------------------------------------------------------------------
+# Inputs
+
+_RULE_VALUE = re.compile(rb"^[ \t]*(?:dis)?allow[ \t]*:[ \t]*([^\s#]+)", re.I | re.M)
+_WORDS = ("shop", "blog", "news", "search", "user", "item", "page", "api", "static", "en", "p")
+_SAFE = "/%?=&;:@!$'()*+,~-._"
+
+
+def _segment(rng: random.Random) -> str:
+    word = rng.choice(_WORDS)
+    return f"{word}-{rng.randrange(1000)}" if rng.random() < 0.5 else word
+
+
+def _random_path(rng: random.Random) -> str:
+    path = "/" + "/".join(_segment(rng) for _ in range(rng.randrange(0, 4)))
+    if rng.random() < 0.3:
+        path += ".html"
+    if rng.random() < 0.2:
+        path += f"?id={rng.randrange(10**6)}&sort=asc"
+    return path
+
+
+def _path_from_rule(value: str, rng: random.Random) -> str:
+    value = value[:-1] if value.endswith("$") else value
+    path = "".join(_segment(rng) if part == "*" else part for part in re.split(r"(\*)", value))
+    if rng.random() < 0.5:
+        path += _segment(rng)
+    return path if path.startswith("/") else "/" + path
+
+
+def corpus_urls(body: bytes, rng: random.Random, count: int = 16) -> list[str]:
+    """Request URLs a crawler would plausibly ask about for this file."""
+    values = [
+        urllib.parse.quote(v.decode("utf-8", errors="ignore"), safe=_SAFE)
+        for v in _RULE_VALUE.findall(body)
+    ]
+    from_rules = rng.sample(values, min(len(values), count // 2 + count // 4))
+    paths = [_path_from_rule(v, rng) for v in from_rules]
+    paths += [_random_path(rng) for _ in range(count - len(paths))]
+    return [HOST + p for p in paths]
+
+
+def synthetic_robots(rng: random.Random, limit: int = 511_000) -> tuple[bytes, list[str]]:
+    """A ~500 KiB robots.txt of ~20,000 rules of realistic shapes, and URLs to check on it."""
+    short = ("en", "de", "tag", "cat", "img", "doc", "api", "u", "p", "s", "shop", "news")
+    lines = ["User-agent: *"]
+    size = len(lines[0]) + 1
+    paths: list[str] = []
+    while True:
+        section = f"/{rng.choice(short)}{rng.randrange(100)}"
+        if rng.random() < 0.7:
+            path = f"{section}/{rng.choice(short)}-{rng.randrange(10**4)}"
+        else:
+            path = f"{section}/{rng.choice(short)}{rng.randrange(100)}/{rng.randrange(10**3)}"
+        roll = rng.random()
+        if roll < 0.04:
+            pattern = f"{section}/*/{rng.randrange(10**3)}"
+        elif roll < 0.06:
+            pattern = f"/*.{rng.choice(('pdf', 'zip', 'json', 'php'))}$"
+        elif roll < 0.08:
+            pattern = f"{path}$"
+        else:
+            pattern = path
+        line = f"{'Allow' if rng.random() < 0.1 else 'Disallow'}: {pattern}"
+        if size + len(line) + 1 > limit:
+            break
+        lines.append(line)
+        size += len(line) + 1
+        paths.append(path)
+    urls = [HOST + p + rng.choice(("", "/x", "?q=1")) for p in rng.sample(paths, 300)]
+    urls += [HOST + _random_path(rng) for _ in range(300)]
+    rng.shuffle(urls)
+    return ("\n".join(lines) + "\n").encode(), urls
+
+
+def worst_case(size: int) -> tuple[bytes, str]:
+    """A ``size``-byte pattern ``/*a*a...*a*b`` and a ``size``-byte path of 'a's."""
+    pattern = "/" + "*a" * ((size - 3) // 2) + "*b"
+    body = f"User-agent: *\nDisallow: {pattern}\n".encode()
+    return body, HOST + "/" + "a" * (size - 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Measurements
+
+
+def time_per_call(check: Check, pairs: list[tuple[str, str]], reps: int) -> float:
+    """Mean ns per call of ``check`` over ``pairs``, after one warm-up round."""
+    for a, b in pairs:
+        check(a, b)
+    start = time.perf_counter_ns()
+    for _ in range(reps):
+        for a, b in pairs:
+            check(a, b)
+    return (time.perf_counter_ns() - start) / (reps * len(pairs))
+
+
+def _best_ns(func: Callable[[], object], reps: int) -> float:
+    best = float("inf")
+    for _ in range(reps):
+        start = time.perf_counter_ns()
+        func()
+        best = min(best, time.perf_counter_ns() - start)
+    return best
+
+
+def _pairs(peer: Peer, urls: list[str], token: str) -> list[tuple[str, str]]:
+    return [(u, token) if peer.url_first else (token, u) for u in urls]
+
+
+@dataclass
+class CorpusResult:
+    allowed_ns: dict[str, list[float]]
+    parse_ns: dict[str, list[float]]
+    first_ns: dict[str, list[float]]
+
+
+def run_corpus(
+    files: list[tuple[str, bytes]], failures: Failures, parse_reps: int, call_reps: int
+) -> CorpusResult:
+    rng = random.Random(20261122)
+    allowed: dict[str, list[float]] = {p.name: [] for p in PEERS}
+    parse: dict[str, list[float]] = {p.name: [] for p in PEERS}
+    first: dict[str, list[float]] = {p.name: [] for p in PEERS}
+    for index, (name, body) in enumerate(files):
+        if index % 256 == 255:
+            gc.collect()
+        urls = corpus_urls(body, rng)
+        token = TOKENS[index % len(TOKENS)]
+        row_allowed: dict[str, float] = {}
+        row_parse: dict[str, float] = {}
+        row_first: dict[str, float] = {}
+        for peer in PEERS:
+            try:
+                row_parse[peer.name] = _best_ns(functools.partial(peer.parse, body), parse_reps)
+                # A fresh parse for the first check: scrapy_rep indexes lazily.
+                start = time.perf_counter_ns()
+                parsed = peer.parse(body)
+                check = peer.checker(parsed)
+                check(*_pairs(peer, urls[:1], token)[0])
+                row_first[peer.name] = time.perf_counter_ns() - start
+            except Exception as error:
+                failures.add(peer.name, "parse", name, error)
+                continue
+            try:
+                row_allowed[peer.name] = time_per_call(check, _pairs(peer, urls, token), call_reps)
+            except Exception as error:
+                failures.add(peer.name, "allowed", name, error)
+        # Medians over the files every parser handled, so the ratios compare like with like.
+        if len(row_parse) == len(PEERS):
+            for peer_name, value in row_parse.items():
+                parse[peer_name].append(value)
+                first[peer_name].append(row_first[peer_name])
+        if len(row_allowed) == len(PEERS):
+            for peer_name, value in row_allowed.items():
+                allowed[peer_name].append(value)
+    return CorpusResult(allowed, parse, first)
+
+
+def run_synthetic(body: bytes, urls: list[str], quick: bool) -> dict[str, float]:
+    """Median ns per allowed() call on the big synthetic file, per parser."""
+    result: dict[str, float] = {}
+    for peer in PEERS:
+        parsed = peer.parse(body)
+        check = peer.checker(parsed)
+        fast = peer.name == "scrapy_rep"
+        sample = urls if fast else urls[: 20 if quick else 60]
+        pairs = _pairs(peer, sample, TOKENS[0])
+        with _no_gc():
+            per_url = [time_per_call(check, [pair], 20 if fast else 2) for pair in pairs]
+        result[peer.name] = statistics.median(per_url)
+    return result
+
+
+def _worst_check_ns(peer: Peer, size: int) -> float:
+    body, url = worst_case(size)
+    check = peer.checker(peer.parse(body))
+    check(*_pairs(peer, [HOST + "/warm"], TOKENS[0])[0])  # build lazy state off the clock
+    pair = _pairs(peer, [url], TOKENS[0])[0]
+    start = time.perf_counter_ns()
+    if check(*pair) is not True:
+        raise AssertionError(f"{peer.name}: the worst-case path should be allowed")
+    return time.perf_counter_ns() - start
+
+
+def run_worst(sizes: tuple[int, ...], failures: Failures) -> dict[str, list[float | None]]:
+    """ns for one warm worst-case check at each size; None = failed or over the time limit."""
+    result: dict[str, list[float | None]] = {}
+    for peer in PEERS:
+        times: list[float | None] = []
+        for size in sizes:
+            if times and times[-1] is None:
+                times.append(None)  # it only gets worse
+                continue
+            if peer.name == "scrapy_rep":
+                times.append(min(_worst_check_ns(peer, size) for _ in range(3)))
+                continue
+            # A peer may backtrack for ages inside re, which no signal interrupts.
+            command = [sys.executable, __file__, "--worst-peer", peer.name, str(size)]
+            try:
+                done = subprocess.run(
+                    command, capture_output=True, text=True, timeout=PEER_TIMEOUT, check=True
+                )
+                times.append(float(done.stdout.split()[-1]))
+            except subprocess.TimeoutExpired as error:
+                failures.add(peer.name, f"worst case over {PEER_TIMEOUT:.0f} s", str(size), error)
+                times.append(None)
+            except subprocess.CalledProcessError as error:
+                error_tail = (error.stderr or "").strip().splitlines()[-1:]
+                failures.add(peer.name, "worst case", str(size), RuntimeError(error_tail))
+                times.append(None)
+        result[peer.name] = times
+    return result
+
+
+def run_memory(files: list[tuple[str, bytes]], failures: Failures) -> dict[str, tuple[int, int]]:
+    """Mean bytes retained per file (after parse, after parse + one check), per parser."""
+    result: dict[str, tuple[int, int]] = {}
+    rng = random.Random(7)
+    urls = [HOST + _random_path(rng) for _ in range(len(files))]
+    for peer in PEERS:
+        # Warm module-level caches (re, imports) so they are not charged to the first file.
+        peer.checker(peer.parse(files[0][1]))(*_pairs(peer, urls[:1], TOKENS[0])[0])
+        parsed_total = checked_total = counted = 0
+        # With the GC off, everything a file allocates stays in generation 0, so a cheap
+        # gen-0 collection frees exactly its cyclic garbage.
+        tracemalloc.start()
+        try:
+            gc.disable()
+            for (name, body), url in zip(files, urls, strict=True):
+                base = tracemalloc.get_traced_memory()[0]
+                try:
+                    parsed = peer.parse(body)
+                    gc.collect(0)
+                    after_parse = tracemalloc.get_traced_memory()[0]
+                    peer.checker(parsed)(*_pairs(peer, [url], TOKENS[0])[0])
+                except Exception as error:
+                    failures.add(peer.name, "memory", name, error)
+                    continue
+                gc.collect(0)
+                after_check = tracemalloc.get_traced_memory()[0]
+                parsed_total += after_parse - base
+                checked_total += after_check - base
+                counted += 1
+                del parsed
+        finally:
+            gc.enable()
+            tracemalloc.stop()
+        result[peer.name] = (parsed_total // max(counted, 1), checked_total // max(counted, 1))
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# Output
+
+
+def _fmt_ns(ns: float | None) -> str:
+    if ns is None:
+        return "n/a"
+    if ns < 1_000:
+        return f"{ns:.0f} ns"
+    if ns < 1_000_000:
+        return f"{ns / 1_000:.1f} µs"
+    if ns < 1_000_000_000:
+        return f"{ns / 1_000_000:.1f} ms"
+    return f"{ns / 1_000_000_000:.2f} s"
+
+
+def _fmt_bytes(n: float | None) -> str:
+    if n is None:
+        return "n/a"
+    return f"{n / 1024:.1f} KiB" if n >= 1024 else f"{n:.0f} B"
+
+
+def _row(label: str, values: Mapping[str, float | None], fmt: Callable[[float | None], str]) -> str:
+    base = values.get("scrapy_rep")
+    cells = []
+    for peer in PEERS:
+        value = values.get(peer.name)
+        text = fmt(value)
+        if peer.name != "scrapy_rep" and value is not None and base:
+            text += f" ({value / base:.1f}x)"
+        cells.append(f"{text:>20}")
+    return f"{label:<28}" + "".join(cells)
+
+
+def _environment() -> str:
+    versions = []
+    for dist in ("scrapy-rep", "protego", "robotspy"):
+        try:
+            versions.append(f"{dist} {importlib.metadata.version(dist)}")
+        except importlib.metadata.PackageNotFoundError:
+            versions.append(f"{dist} (not installed)")
+    return (
+        f"Python {platform.python_version()} ({platform.python_implementation()}) on "
+        f"{platform.platform()}, {platform.processor() or platform.machine()}\n"
+        + ", ".join(versions)
+        + f", urllib.robotparser (stdlib {platform.python_version()})"
+    )
+
+
+def load_corpus(root: Path, stride: int) -> list[tuple[str, bytes]]:
+    paths = sorted(p for p in root.rglob("*") if p.is_file() and p.parent != root)
+    return [(str(p.relative_to(root)), p.read_bytes()) for p in paths[::stride]]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--quick", action="store_true", help="a sample of the corpus, fewer runs")
+    parser.add_argument("--worst-peer", nargs=2, metavar=("PEER", "SIZE"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worst_peer:
+        print(_worst_check_ns(BY_NAME[args.worst_peer[0]], int(args.worst_peer[1])))
+        return 0
+
+    started = time.perf_counter()
+    quick = args.quick
+    files = load_corpus(args.corpus, stride=8 if quick else 1)
+    if not files:
+        parser.error(f"no files under {args.corpus}")
+    memory_files = files[:: 2 if quick else 1]
+    print(_environment())
+    print(
+        f"corpus: {args.corpus} — {len(files)} files for speed, {len(memory_files)} for memory"
+        + (" (--quick)" if quick else "")
+    )
+
+    failures = Failures()
+    with _no_gc():
+        corpus = run_corpus(
+            files, failures, parse_reps=2 if quick else 3, call_reps=2 if quick else 4
+        )
+    body, urls = synthetic_robots(random.Random(500))
+    synthetic = run_synthetic(body, urls, quick)
+    sizes = (4096, 8192, 16384)
+    worst = run_worst(sizes, failures)
+    memory = run_memory(memory_files, failures)
+
+    def median(values: dict[str, list[float]]) -> dict[str, float | None]:
+        return {k: statistics.median(v) if v else None for k, v in values.items()}
+
+    def scaling(times: list[float | None]) -> float | None:
+        small, big = times[-2], times[-1]
+        return big / small if small and big else None
+
+    rules = RobotsTxt.parse(body).rule_count
+    print()
+    print(f"{'':<28}" + "".join(f"{peer.name:>20}" for peer in PEERS))
+    checks = len(corpus.allowed_ns["scrapy_rep"])
+    print(_row(f"allowed(), corpus ({checks} f)", median(corpus.allowed_ns), _fmt_ns))
+    print(_row("parse, corpus", median(corpus.parse_ns), _fmt_ns))
+    print(_row("parse + 1st check, corpus", median(corpus.first_ns), _fmt_ns))
+    print(_row(f"allowed(), {len(body) // 1024} KiB/{rules} rules", synthetic, _fmt_ns))
+    for size, label in zip(sizes, ("4 KB", "8 KB", "16 KB"), strict=True):
+        at = {k: v[sizes.index(size)] for k, v in worst.items()}
+        print(_row(f"worst case {label}", at, _fmt_ns))
+    print(
+        f"{'worst case x2 size (8->16)':<28}"
+        + "".join(
+            f"{(f'x{r:.1f}' if (r := scaling(worst[p.name])) is not None else 'n/a'):>20}"
+            for p in PEERS
+        )
+    )
+    print(_row("memory/file, parsed", {k: v[0] for k, v in memory.items()}, _fmt_bytes))
+    print(_row("memory/file, +1 check", {k: v[1] for k, v in memory.items()}, _fmt_bytes))
+    print("(ratios: peer / scrapy_rep; > 1 means scrapy_rep is faster or smaller)")
+    print()
+    if failures.by_peer:
+        print("failures (not fatal):")
+        for peer_name, counts in failures.by_peer.items():
+            print(f"  {peer_name}: " + ", ".join(f"{what} {n}" for what, n in counts.items()))
+        for key, example in failures.examples.items():
+            print(f"  e.g. {key}: {example[:160]}")
+    else:
+        print("failures: none")
+    print(f"total {time.perf_counter() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
