@@ -2,10 +2,10 @@
 
 Run from the repository root::
 
-    /work/venv/bin/python benchmarks/bench_crawl.py                 # throughput + stall
-    /work/venv/bin/python benchmarks/bench_crawl.py --store redis   # + Redis store vs memory
+    python benchmarks/bench_crawl.py                 # throughput + stall
+    python benchmarks/bench_crawl.py --store redis   # + Redis store vs memory
         (starts its own redis-server, which must be on PATH, on a free 127.0.0.1 port)
-    /work/venv/bin/python benchmarks/bench_crawl.py --store sqlite --pages 4000 --repeat 5
+    python benchmarks/bench_crawl.py --store sqlite --pages 4000 --repeat 5
 
 1. Throughput: ``--pages`` (default 3,000) start URLs spread round-robin over ``--origins``
    (default 20) loopback origins, each with its own robots.txt; about 10 % of the URLs are
@@ -26,15 +26,13 @@ Run from the repository root::
 Servers: ``benchmarks/_server.py`` (Twisted, own process; one loopback IP per origin, so each
 origin has its own download slot). The table shows the server process's CPU share so you can
 see it is not the bottleneck. Crawls run through ``tests/_crawl.py`` (a real Scrapy crawl in a
-subprocess). Variants whose code is missing (middleware or store not written yet) are reported
-as unavailable instead of failing the run.
+subprocess).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import json
 import os
 import socket
@@ -86,7 +84,6 @@ STALL_PAGE_DELAY = 0.04
 class Variant:
     name: str
     settings: dict[str, Any]
-    missing: str | None = None
 
 
 # -- servers ------------------------------------------------------------------------------------
@@ -162,26 +159,15 @@ def redis_server() -> Iterator[str]:
 # -- variants -----------------------------------------------------------------------------------
 
 
-def _missing(module: str) -> str | None:
-    try:
-        importlib.import_module(module)
-    except Exception as exc:  # any import-time failure means "not ready"
-        return f"{module} not importable ({type(exc).__name__}: {exc})"
-    return None
-
-
 def variants(stores: Sequence[str], store_urls: dict[str, str]) -> list[Variant]:
-    ours_missing = _missing("scrapy_rep.middleware")
     result = [
         Variant("ROBOTSTXT_OBEY=False", BASELINE),
         Variant("Scrapy built-in", BUILTIN),
-        Variant("scrapy_rep (memory)", OURS, ours_missing),
+        Variant("scrapy_rep (memory)", OURS),
     ]
     for store in stores:
-        module = {"redis": "scrapy_rep.store._redis", "sqlite": "scrapy_rep.store._sqlite"}[store]
-        missing = ours_missing or _missing(module)
         settings = {**OURS, "REP_STORE": store_urls.get(store, "")}
-        result.append(Variant(f"scrapy_rep ({store})", settings, missing))
+        result.append(Variant(f"scrapy_rep ({store})", settings))
     return result
 
 
@@ -243,7 +229,7 @@ def throughput(args: argparse.Namespace, table: list[Variant]) -> None:
     ips = [f"127.0.0.{i + 2}" for i in range(args.origins)]
     origins = [{"ip": ip, "robots": ROBOTS.format(ip=ip)} for ip in ips]
     print(f"\n1. Throughput: {args.pages} URLs on {args.origins} origins, median of {args.repeat}")
-    runs = {v.name: _Runs([], [], [], v.missing) for v in table}
+    runs = {v.name: _Runs([], [], []) for v in table}
     with bench_server(origins) as (ports, pid):
         urls = _throughput_urls(ips, ports, args.pages)
         allowed = [u for u in urls if "/private/" not in u]
@@ -316,9 +302,6 @@ def stall(args: argparse.Namespace, table: list[Variant]) -> None:
 
         print(f"   {'variant':<24}{'B alone/s':>11}{'B stalled/s':>13}{'ratio':>8}")
         for variant in table[1:]:
-            if variant.missing:
-                print(f"   {variant.name:<24}{'n/a':>11}   {variant.missing}")
-                continue
             try:
                 alone = b_rate(crawl(b, {**variant.settings, **settings}))
                 mixed = b_rate(crawl([*a, *b], {**variant.settings, **settings}))
