@@ -9,8 +9,8 @@ no backtracking regex: a hostile pattern cannot go super-linear).
 
 from __future__ import annotations
 
-import bisect
 import re
+from bisect import bisect_right as _bisect_right
 from collections.abc import Iterable
 from typing import NamedTuple
 
@@ -20,9 +20,14 @@ from typing import NamedTuple
 _BEFORE_PATH = re.compile(r"(?://)?(?:[^/?;]*://)?[^/?;]*")
 
 
-# The usual URL, "scheme://authority/path...": the path runs from the first
-# '/' after the authority to the '#'. Anything else takes the general route.
-_USUAL_URL = re.compile(r"[^/?;]*://[^/?;#]*(/[^#]*)")
+# The usual URL, "scheme://authority/path...", with no '#' before the path
+# (Google answers "/" for a '#' there): group 1 is the URL's base, group 2 the
+# path up to the '#'. Anything else takes the general route.
+_USUAL_URL = re.compile(r"([^/?;#]*://[^/?;#]*)(/[^#]*)")
+
+#: The base of a usual URL with an empty scheme and authority: a valid start
+#: value for ``read_path``'s cache that hardly ever matches.
+EMPTY_BASE = "://"
 
 
 def path_params_query(url: str) -> str:
@@ -31,20 +36,31 @@ def path_params_query(url: str) -> str:
     Scheme and authority are dropped, so is the #fragment; the result always
     starts with '/'. Nothing is decoded or case-folded.
     """
+    return read_path(url)[0]
+
+
+def read_path(url: str) -> tuple[str, str | None]:
+    """``url``'s path as ``path_params_query``, and its base (scheme://authority)
+    when it is a usual URL.
+
+    Every URL that starts with that base followed by '/' and has no '#' has
+    the rest as its path: callers that see many URLs of one origin cache the
+    base and skip the parse (``RobotsTxt.allowed``).
+    """
     usual = _USUAL_URL.match(url)
     if usual is not None:
-        return usual.group(1)
+        return usual.group(2), usual.group(1)
     start = _BEFORE_PATH.match(url).end()  # type: ignore[union-attr]  # always matches
     if start == len(url):
-        return "/"
+        return "/", None
     hash_pos = url.find("#")
     if hash_pos < 0:
         path = url[start:]
     elif hash_pos < start:
-        return "/"
+        return "/", None
     else:
         path = url[start:hash_pos]
-    return path if path[0] == "/" else "/" + path
+    return (path if path[0] == "/" else "/" + path), None
 
 
 _ESCAPABLE = re.compile(rb"%[0-9A-Fa-f]{2}|[\x80-\xff]")
@@ -81,20 +97,26 @@ class Rule(NamedTuple):
         return len(self.pattern)
 
 
-# A candidate's rank: higher priority wins; on a tie allow wins (SPEC A6); then
-# the earlier line, which is the rule Google reports.
-def _rank(rule: Rule) -> tuple[int, bool, int]:
-    return (len(rule.pattern), rule.allow, -rule.line)
+# A candidate's rank as one int (compared in the hot path without building
+# tuples): higher priority wins; on a tie allow wins (SPEC A6); then the
+# earlier line, which is the rule Google reports. Lines stay below 2**20: a
+# body counts 512,000 bytes at most.
+_LINE_BITS = 20
+
+
+def _rank(rule: Rule) -> int:
+    line_order = (1 << _LINE_BITS) - 1 - min(rule.line, (1 << _LINE_BITS) - 1)
+    return (len(rule.pattern) << (_LINE_BITS + 1)) | (rule.allow << _LINE_BITS) | line_order
 
 
 class _Wildcard(NamedTuple):
-    rank: tuple[int, bool, int]
+    rank: int
     rule: Rule
     segments: tuple[str, ...]  # the literal runs after the anchored first one
     anchored: bool  # pattern ends with '$'
 
 
-def _by_rank(item: _Wildcard) -> tuple[int, bool, int]:
+def _by_rank(item: _Wildcard) -> int:
     return item.rank
 
 
@@ -133,6 +155,33 @@ _GRAM = 3
 _SCAN_MAX = 16
 
 
+def _scan(items: list[_Wildcard], path: str, start: int, floor: int) -> _Wildcard | None:
+    """The first item of ``items`` (best rank first) above ``floor`` that matches."""
+    for item in items:
+        if item.rank <= floor:
+            return None
+        segments = item.segments
+        # The common "head*segment" (e.g. "/*?"): one str.find, no call.
+        if len(segments) == 1 and not item.anchored:
+            if path.find(segments[0], start) >= 0:
+                return item
+        elif _match_segments(path, start, segments, item.anchored):
+            return item
+    return None
+
+
+class _Scan:
+    """A small bucket, tried pattern by pattern."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: list[_Wildcard]) -> None:
+        self._items = items
+
+    def first(self, path: str, start: int, floor: int) -> _Wildcard | None:
+        return _scan(self._items, path, start, floor)
+
+
 class _GramIndex:
     """Candidate '*' patterns for a path, found by 3-grams of their literal text.
 
@@ -161,8 +210,7 @@ class _GramIndex:
             else:
                 self._always.append(item)
 
-    def candidates(self, path: str, start: int) -> list[_Wildcard]:
-        """Best rank first, like a scanned bucket."""
+    def first(self, path: str, start: int, floor: int) -> _Wildcard | None:
         by_gram = self._by_gram
         found = list(self._always)
         for gram in {path[i : i + _GRAM] for i in range(start, len(path) - _GRAM + 1)}:
@@ -170,21 +218,25 @@ class _GramIndex:
             if items is not None:
                 found.extend(items)
         found.sort(key=_by_rank, reverse=True)
-        return found
+        return _scan(found, path, start, floor)
+
+
+def _bucket(items: list[_Wildcard]) -> _Scan | _GramIndex:
+    """The matcher for the '*' patterns sharing one head, ``items`` best rank first."""
+    return _GramIndex(items) if len(items) > _SCAN_MAX else _Scan(items)
 
 
 class RuleSet:
     """The compiled rules of one selected group (or of the merged * groups)."""
 
     __slots__ = (
+        "_buckets",
         "_exact",
-        "_gram_indexes",
         "_head_parents",
         "_heads",
-        "_prefix",
         "_prefix_parents",
+        "_prefix_ranked",
         "_prefixes",
-        "_wild_by_head",
         "empty",
         "rules",
     )
@@ -221,16 +273,14 @@ class RuleSet:
             wild.setdefault(head, []).append(
                 _Wildcard(_rank(rule), rule, tuple(s for s in segments if s), anchored)
             )
-        self._prefix = prefix
         self._prefixes = sorted(prefix)
         self._prefix_parents = _prefix_parents(self._prefixes)
-        self._exact = exact
+        # (rank, rule) per sorted prefix, and per exact path.
+        self._prefix_ranked = [(_rank(prefix[key]), prefix[key]) for key in self._prefixes]
+        self._exact = {path: (_rank(rule), rule) for path, rule in exact.items()}
         # Wildcard candidates are visited best-rank first, so the first match decides.
-        self._wild_by_head = {
-            head: sorted(items, key=_by_rank, reverse=True) for head, items in wild.items()
-        }
-        self._gram_indexes = {
-            head: _GramIndex(items) for head, items in wild.items() if len(items) > _SCAN_MAX
+        self._buckets = {
+            head: _bucket(sorted(items, key=_by_rank, reverse=True)) for head, items in wild.items()
         }
         self._heads = sorted(wild)
         self._head_parents = _prefix_parents(self._heads)
@@ -238,42 +288,36 @@ class RuleSet:
 
     def best(self, path: str) -> Rule | None:
         """The deciding rule for ``path`` (SPEC A6), or None when no rule matches."""
-        best: Rule | None = self._exact.get(path) if self._exact else None
+        best: Rule | None = None
+        floor = -1
+        if self._exact:
+            hit = self._exact.get(path)
+            if hit is not None:
+                floor, best = hit
         # Only the longest matching plain prefix can decide among plain prefixes:
         # priority is the length, and same-length prefixes of a path are equal.
         keys = self._prefixes
         if keys:
             parents = self._prefix_parents
-            i = bisect.bisect_right(keys, path) - 1
+            i = _bisect_right(keys, path) - 1
             while i >= 0:
-                key = keys[i]
-                if path.startswith(key):
-                    rule = self._prefix[key]
-                    if best is None or _rank(rule) > _rank(best):
-                        best = rule
+                if path.startswith(keys[i]):
+                    rank, rule = self._prefix_ranked[i]
+                    if rank > floor:
+                        floor, best = rank, rule
                     break
                 i = parents[i]
         heads = self._heads
         if heads:
-            floor = _rank(best) if best is not None else (-1, False, 0)
             parents = self._head_parents
-            i = bisect.bisect_right(heads, path) - 1
+            i = _bisect_right(heads, path) - 1
             while i >= 0:
                 head = heads[i]
                 if path.startswith(head):
                     # Every parent of a matching head matches too.
-                    index = self._gram_indexes.get(head)
-                    bucket = (
-                        self._wild_by_head[head]
-                        if index is None
-                        else index.candidates(path, len(head))
-                    )
-                    for item in bucket:
-                        if item.rank <= floor:
-                            break
-                        if _match_segments(path, len(head), item.segments, item.anchored):
-                            best, floor = item.rule, item.rank
-                            break
+                    item = self._buckets[head].first(path, len(head), floor)
+                    if item is not None:
+                        best, floor = item.rule, item.rank
                 i = parents[i]
         return best
 

@@ -9,7 +9,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from scrapy_rep.matcher import Rule, RuleSet, normalise_pattern, path_params_query
+from scrapy_rep.matcher import (
+    EMPTY_BASE,
+    Rule,
+    RuleSet,
+    normalise_pattern,
+    path_params_query,
+    read_path,
+)
 from scrapy_rep.parser import Key, parse_lines
 from scrapy_rep.tokens import extract_token, fold
 
@@ -60,6 +67,9 @@ class RobotsTxt:
         # The last single token asked about and its rules: a crawler asks with
         # the same token string again and again.
         self._last: tuple[str | Sequence[str], str | None, RuleSet] | None = None
+        # The base ("scheme://authority") of the last usual URL asked about: the
+        # URLs checked against one robots.txt nearly all share it (see read_path).
+        self._base = EMPTY_BASE
 
     @property
     def rule_count(self) -> int:
@@ -158,7 +168,15 @@ class RobotsTxt:
         ruleset = last[2] if last is not None and last[0] is tokens else self._rules(tokens)[1]
         if ruleset.empty:
             return True
-        rule = ruleset.best(path_params_query(url))
+        base = self._base
+        size = len(base)
+        if url[:size] == base and url[size : size + 1] == "/" and "#" not in url:
+            path = url[size:]
+        else:
+            path, usual_base = read_path(url)
+            if usual_base is not None:
+                self._base = usual_base
+        rule = ruleset.best(path)
         return rule is None or rule[0]
 
     def decide(self, url: str, tokens: str | Sequence[str]) -> Decision:

@@ -1,8 +1,10 @@
-"""The compiled matcher against a direct transcription of Google's algorithm.
+"""The compiled matcher against direct transcriptions of Google's algorithms.
 
 ``reference_allowed`` walks every rule over the path with Google's
 position-set matching (O(pattern x path), no indexes); the RuleSet indexes
-(sorted prefixes, head buckets, gram index) must give the same answers.
+(sorted prefixes, head buckets, gram index) must give
+the same answers. ``google_path`` is Google's GetPathParamsQuery, against which
+the URL side (and the base cache of ``RobotsTxt.allowed``) is checked.
 """
 
 from __future__ import annotations
@@ -10,7 +12,28 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scrapy_rep.matcher import Rule, RuleSet
+from scrapy_rep import RobotsTxt
+from scrapy_rep.matcher import Rule, RuleSet, path_params_query, read_path
+
+
+def google_path(url: str) -> str:
+    """robots.cc GetPathParamsQuery, line by line."""
+    search_start = 2 if url[:2] == "//" else 0
+    early_path = min((i for i in (url.find(c, search_start) for c in "/?;") if i >= 0), default=-1)
+    protocol_end = url.find("://", search_start)
+    if early_path >= 0 and (protocol_end < 0 or early_path < protocol_end):
+        protocol_end = -1
+    protocol_end = search_start if protocol_end < 0 else protocol_end + 3
+    path_start = min((i for i in (url.find(c, protocol_end) for c in "/?;") if i >= 0), default=-1)
+    if path_start < 0:
+        return "/"
+    hash_pos = url.find("#", search_start)
+    if 0 <= hash_pos < path_start:
+        return "/"
+    path_end = len(url) if hash_pos < 0 else hash_pos
+    if url[path_start] != "/":
+        return "/" + url[path_start:path_end]
+    return url[path_start:path_end]
 
 
 def google_matches(path: str, pattern: str) -> bool:
@@ -47,15 +70,16 @@ def reference_allowed(rules: list[Rule], path: str) -> tuple[bool, int]:
     return disallow <= allow, max(allow, disallow)
 
 
-ALPHABET = "/ab.$*"
+# Regex metacharacters and a newline too: nothing may treat a pattern as a regex.
+ALPHABET = "/ab.$*?(\\\n"
 patterns = st.text(alphabet=ALPHABET, max_size=8).map(lambda s: "/" + s)
-paths = st.text(alphabet="/ab.$", max_size=12).map(lambda s: "/" + s)
+paths = st.text(alphabet=ALPHABET.replace("*", ""), max_size=12).map(lambda s: "/" + s)
 rule_lists = st.lists(
     st.tuples(st.booleans(), patterns).map(lambda t: Rule(t[0], t[1], 1)), max_size=60
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=1000, deadline=None)
 @given(rule_lists, st.lists(paths, min_size=1, max_size=8))
 def test_ruleset_equals_google_algorithm(rules: list[Rule], checks: list[str]) -> None:
     ruleset = RuleSet(rules)
@@ -84,3 +108,42 @@ def test_long_star_pattern_against_long_path() -> None:
     path = "/" + "a" * 16_000
     assert ruleset.best(path) is None
     assert ruleset.best(path + "b") is not None
+
+
+url_texts = st.text(alphabet="/?;#:ab", max_size=14)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(url_texts)
+def test_path_params_query_equals_google(url: str) -> None:
+    assert path_params_query(url) == google_path(url)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(url_texts, url_texts)
+def test_a_base_gives_the_path_of_every_url_that_starts_with_it(url: str, rest: str) -> None:
+    path, base = read_path(url)
+    if base is not None:
+        assert url == base + path or url.startswith(base + path + "#")
+        other = base + "/" + rest
+        if "#" not in other:
+            assert google_path(other) == other[len(base) :]
+
+
+def test_hash_before_the_path_means_root() -> None:
+    # Google answers "/" when a '#' comes before the path, even inside the "scheme".
+    for url in ("a#b://h/x", "#://h/x", "http://h#x/y"):
+        assert path_params_query(url) == "/" == google_path(url)
+
+
+_BASES = ["http://h", "https://h:8", "//h", "h", "", "a#b://h", "://"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_BASES), url_texts), max_size=8))
+def test_allowed_with_a_cached_base_equals_a_fresh_check(urls: list[tuple[str, str]]) -> None:
+    body = b"User-agent: *\nDisallow: /a\nDisallow: /*;b$\nAllow: /a?\nDisallow: /$\nDisallow: /:\n"
+    shared = RobotsTxt.parse(body)
+    for base, rest in urls:
+        url = base + rest
+        assert shared.allowed(url, "bot") == RobotsTxt.parse(body).decide(url, "bot").allowed, url
