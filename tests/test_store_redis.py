@@ -12,6 +12,7 @@ from typing import cast
 import pytest
 import redis
 from _redis_server import RedisServer, free_port
+from _store_cases import BINARY, ORIGINS, wait_until
 from _store_client import StoreClient
 from scrapy.settings import Settings
 
@@ -19,28 +20,6 @@ from scrapy_rep.store import StoredRobots, open_store
 from scrapy_rep.store._base import FORMAT_VERSION, StoreUnavailable
 from scrapy_rep.store._redis import RedisBackend, RedisStore
 from scrapy_rep.store._settings import store_from_settings
-
-BINARY = b"User-agent: *\x00\nDisallow: /\xff\xfe\x80caf\xc3\xa9\r\n\x00"
-ORIGINS = [
-    "http://example.com",
-    "https://example.com",
-    "http://example.com:8080",
-    "https://example.com:8443",
-    "http://xn--mller-kva.eu",
-    "http://mller.eu",
-    "http://127.0.0.1",
-    "http://[::1]",
-    "ftp://example.com",
-]
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
 
 
 @pytest.fixture
