@@ -1,4 +1,7 @@
-"""SQLiteStore: the blocking backend directly, and its Deferred API in a real reactor subprocess."""
+"""SQLiteStore specifics: the file, locking, the Deferred API in a real reactor subprocess.
+
+What every backend must do is in test_store_contract.py.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from _store_cases import BINARY, ORIGINS, wait_until
+from _store_cases import BINARY, wait_until
 from _store_client import StoreClient
 from scrapy.settings import Settings
 
@@ -38,23 +41,6 @@ def backends(db: Path) -> Iterator[Callable[..., SQLiteBackend]]:
         backend.close()
 
 
-def test_round_trip_keeps_meta_and_binary_body(backends: Callable[..., SQLiteBackend]) -> None:
-    store = backends()
-    meta = {"status": 200, "fetched_at": 1.5, "nested": {"é": [1, None, True]}}
-    store.put("http://a.test", StoredRobots(meta=meta, body=BINARY))
-    store.put("http://empty.test", StoredRobots(meta={"status": 200}, body=b""))
-    store.put("http://none.test", StoredRobots(meta={"status": 404}, body=None))
-    assert store.get("http://a.test") == StoredRobots(meta=meta, body=BINARY)
-    assert store.get("http://empty.test") == StoredRobots(meta={"status": 200}, body=b"")
-    assert store.get("http://none.test") == StoredRobots(meta={"status": 404}, body=None)
-    store.put("http://a.test", StoredRobots(meta={"status": 404}, body=None))
-    assert store.get("http://a.test") == StoredRobots(meta={"status": 404}, body=None)
-
-
-def test_missing_origin_is_none(backends: Callable[..., SQLiteBackend]) -> None:
-    assert backends().get("http://nothing.test") is None
-
-
 def test_other_format_version_or_garbage_is_ignored(
     backends: Callable[..., SQLiteBackend], db: Path
 ) -> None:
@@ -80,17 +66,6 @@ def test_other_format_version_or_garbage_is_ignored(
     assert store.get("http://a.test") == StoredRobots(meta={"x": 2}, body=b"new")
 
 
-def test_distinct_origins_never_share_an_entry(backends: Callable[..., SQLiteBackend]) -> None:
-    store = backends()
-    for i, origin in enumerate(ORIGINS):
-        store.put(origin, StoredRobots(meta={"i": i}, body=origin.encode()))
-    for i, origin in enumerate(ORIGINS):
-        assert store.get(origin) == StoredRobots(meta={"i": i}, body=origin.encode())
-    # The middleware normalises case; the store itself never folds it.
-    assert store.get("http://EXAMPLE.com") is None
-    assert store.get("http://example.com/") is None
-
-
 def test_prefix_separates_projects_in_one_file(
     backends: Callable[..., SQLiteBackend], db: Path
 ) -> None:
@@ -102,29 +77,6 @@ def test_prefix_separates_projects_in_one_file(
     with sqlite3.connect(db) as raw:
         keys = [k for (k,) in raw.execute("SELECT key FROM scrapy_rep_robots")]
     assert keys == ["one:http://a.test"]
-
-
-def test_lease_is_exclusive_reentrant_and_released_only_by_owner(
-    backends: Callable[..., SQLiteBackend],
-) -> None:
-    first, second = backends(), backends()  # two connections, like two processes
-    assert first.acquire_lease("http://a.test", "p1", 60)
-    assert not second.acquire_lease("http://a.test", "p2", 60)
-    assert first.acquire_lease("http://a.test", "p1", 60)
-    assert second.acquire_lease("https://a.test", "p2", 60)
-    second.release_lease("http://a.test", "p2")
-    assert not second.acquire_lease("http://a.test", "p2", 60)
-    first.release_lease("http://a.test", "p1")
-    assert second.acquire_lease("http://a.test", "p2", 60)
-    assert not first.acquire_lease("http://a.test", "p1", 60)
-
-
-def test_lease_of_a_dead_holder_expires(backends: Callable[..., SQLiteBackend]) -> None:
-    first, second = backends(), backends()
-    assert first.acquire_lease("http://a.test", "dead", 0.3)
-    assert not second.acquire_lease("http://a.test", "alive", 60)
-    assert wait_until(lambda: second.acquire_lease("http://a.test", "alive", 60), timeout=5)
-    assert not first.acquire_lease("http://a.test", "dead", 60)
 
 
 def test_two_processes_share_the_file(db: Path) -> None:
