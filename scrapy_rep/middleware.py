@@ -515,18 +515,25 @@ class RobotsTxtMiddleware:
             self._stats.inc_value("robotstxt/store_hit")
             return self._from_store(origin, entry, stored, now)
         leased = yield self._lease(origin)
-        while not leased:
-            # Another process is fetching it: wait for its entry to appear, or
-            # for its lease to lapse.
-            yield task.deferLater(_reactor(), self._config.lease_poll_interval, lambda: None)
+        while True:
+            # Read again after every lease attempt, taken or not: another process may have
+            # stored a newer answer and released its lease between our read and our attempt
+            # (double-checked locking), and then fetching again would be a second fetch.
             latest, latest_entry = yield self._load(origin)
             if latest_entry is not None and (
                 entry is None or latest_entry.fetched_at > entry.fetched_at
             ):
+                if leased:
+                    yield self._release_lease(origin)
                 self._stats.inc_value("robotstxt/store_hit")
                 return self._from_store(origin, latest_entry, latest, time.time())
+            if leased:
+                break
             if self._closing:
                 raise IgnoreRequest("crawl closing")
+            # Another process is fetching it: wait for its entry to appear, or for its
+            # lease to lapse.
+            yield task.deferLater(_reactor(), self._config.lease_poll_interval, lambda: None)
             leased = yield self._lease(origin)
         try:
             if entry is not None and entry.good is not None:
@@ -541,7 +548,7 @@ class RobotsTxtMiddleware:
                 entry_ = StoredRobots(new.to_meta(), body)
                 yield self._guard(maybeDeferred(self._store.put, origin, entry_), None)
         finally:
-            yield self._guard(maybeDeferred(self._store.release_lease, origin, self._owner), None)
+            yield self._release_lease(origin)
         previous = self._cache.get(origin)
         robots = self._parse(new, body, previous)
         state = self._install(origin, new, robots, now)
@@ -560,6 +567,9 @@ class RobotsTxtMiddleware:
         # A store that cannot answer must not stop the crawl: fetch ourselves.
         call = maybeDeferred(self._store.acquire_lease, origin, self._owner, self._config.lease_ttl)
         return self._guard(call, True)
+
+    def _release_lease(self, origin: str) -> Deferred[None]:
+        return self._guard(maybeDeferred(self._store.release_lease, origin, self._owner), None)
 
     def _guard(self, call: Deferred[_T], default: _T) -> Deferred[_T]:
         """``call``'s result, or ``default`` when the store fails (warned once per outage)."""
