@@ -102,18 +102,34 @@ class Rule(NamedTuple):
 # earlier line, which is the rule Google reports. Lines stay below 2**20: a
 # body counts 512,000 bytes at most.
 _LINE_BITS = 20
+#: Set in the rank of every allow rule.
+ALLOW_BIT = 1 << _LINE_BITS
 
 
 def _rank(rule: Rule) -> int:
-    line_order = (1 << _LINE_BITS) - 1 - min(rule.line, (1 << _LINE_BITS) - 1)
+    line_order = ALLOW_BIT - 1 - min(rule.line, ALLOW_BIT - 1)
     return (len(rule.pattern) << (_LINE_BITS + 1)) | (rule.allow << _LINE_BITS) | line_order
+
+
+# How a '*' pattern's segments after its head are matched (see _Wildcard.kind).
+_FIND, _ENDS, _SEGMENTS = 0, 1, 2
 
 
 class _Wildcard(NamedTuple):
     rank: int
-    rule: Rule
-    segments: tuple[str, ...]  # the literal runs after the anchored first one
+    # _FIND: one segment anywhere ("/*?"); _ENDS: one segment ending the path
+    # ("/*.pdf$"); _SEGMENTS: anything else, by _match_segments.
+    kind: int
+    segment: str  # the first literal run after the head
+    segments: tuple[str, ...]  # all literal runs after the head
     anchored: bool  # pattern ends with '$'
+
+
+def _wildcard(rank: int, segments: tuple[str, ...], anchored: bool) -> _Wildcard:
+    kind = _SEGMENTS
+    if len(segments) == 1:
+        kind = _ENDS if anchored else _FIND
+    return _Wildcard(rank, kind, segments[0], segments, anchored)
 
 
 def _by_rank(item: _Wildcard) -> int:
@@ -149,37 +165,27 @@ def _prefix_parents(keys: list[str]) -> list[int]:
     return parents
 
 
+def _first(items: list[_Wildcard], path: str, start: int, floor: int) -> int:
+    """The rank of the first item of ``items`` (best rank first) above ``floor``
+    that matches ``path`` after its head (which ends at ``start``), else ``floor``."""
+    for rank, kind, segment, segments, anchored in items:
+        if rank <= floor:
+            break
+        if kind == _FIND:
+            if path.find(segment, start) >= 0:
+                return rank
+        elif kind == _ENDS:
+            if path.endswith(segment) and len(path) - len(segment) >= start:
+                return rank
+        elif _match_segments(path, start, segments, anchored):
+            return rank
+    return floor
+
+
 _GRAM = 3
-#: A bucket of '*' patterns sharing a head is scanned rule by rule up to this
-#: size; a larger one gets a gram index so a check does not grow with it.
+#: A head's '*' patterns are tried one by one up to this many; more get a gram
+#: index so a check does not grow with them.
 _SCAN_MAX = 16
-
-
-def _scan(items: list[_Wildcard], path: str, start: int, floor: int) -> _Wildcard | None:
-    """The first item of ``items`` (best rank first) above ``floor`` that matches."""
-    for item in items:
-        if item.rank <= floor:
-            return None
-        segments = item.segments
-        # The common "head*segment" (e.g. "/*?"): one str.find, no call.
-        if len(segments) == 1 and not item.anchored:
-            if path.find(segments[0], start) >= 0:
-                return item
-        elif _match_segments(path, start, segments, item.anchored):
-            return item
-    return None
-
-
-class _Scan:
-    """A small bucket, tried pattern by pattern."""
-
-    __slots__ = ("_items",)
-
-    def __init__(self, items: list[_Wildcard]) -> None:
-        self._items = items
-
-    def first(self, path: str, start: int, floor: int) -> _Wildcard | None:
-        return _scan(self._items, path, start, floor)
 
 
 class _GramIndex:
@@ -210,7 +216,7 @@ class _GramIndex:
             else:
                 self._always.append(item)
 
-    def first(self, path: str, start: int, floor: int) -> _Wildcard | None:
+    def first(self, path: str, start: int, floor: int) -> int:
         by_gram = self._by_gram
         found = list(self._always)
         for gram in {path[i : i + _GRAM] for i in range(start, len(path) - _GRAM + 1)}:
@@ -218,37 +224,39 @@ class _GramIndex:
             if items is not None:
                 found.extend(items)
         found.sort(key=_by_rank, reverse=True)
-        return _scan(found, path, start, floor)
+        return _first(found, path, start, floor)
 
 
-def _bucket(items: list[_Wildcard]) -> _Scan | _GramIndex:
-    """The matcher for the '*' patterns sharing one head, ``items`` best rank first."""
-    return _GramIndex(items) if len(items) > _SCAN_MAX else _Scan(items)
+class _Node(NamedTuple):
+    """What one key (a plain prefix, a '*' pattern's head, or both) contributes."""
+
+    prefix_rank: int  # the best plain prefix rule equal to the key, or -1
+    items: list[_Wildcard]  # the key's '*' patterns, best rank first, when few
+    grams: _GramIndex | None  # ... or their gram index, when many
+    parent: int  # the longest other key that is a prefix of this one, or -1
+    chain_max: int  # the best rank this key and its parents can give: stop below it
 
 
 class RuleSet:
-    """The compiled rules of one selected group (or of the merged * groups)."""
+    """The compiled rules of one selected group (or of the merged * groups).
 
-    __slots__ = (
-        "_buckets",
-        "_exact",
-        "_head_parents",
-        "_heads",
-        "_prefix_parents",
-        "_prefix_ranked",
-        "_prefixes",
-        "empty",
-        "rules",
-    )
+    All plain prefixes and all '*' pattern heads are one sorted list of keys:
+    a check is one bisect, then a walk up the chain of keys that are prefixes
+    of the path, which stops as soon as nothing left on it can beat the best
+    rank found.
+    """
+
+    __slots__ = ("_by_rank", "_exact", "_keys", "_nodes", "_parents", "empty", "rules")
 
     def __init__(self, rules: Iterable[Rule]) -> None:
         self.rules: tuple[Rule, ...] = tuple(rules)
-        # Plain patterns ("/a/b"): prefix match, indexed by the pattern itself.
-        prefix: dict[str, Rule] = {}
+        # Plain patterns ("/a/b", or "/a/b*"): prefix match; best rank per prefix.
+        prefix: dict[str, int] = {}
         # "/a/b$" with no '*': equality with the path.
-        exact: dict[str, Rule] = {}
-        # Patterns with '*': bucketed by the literal text before the first '*'.
+        exact: dict[str, int] = {}
+        # Other patterns with '*': by the literal text before the first '*'.
         wild: dict[str, list[_Wildcard]] = {}
+        self._by_rank: dict[int, Rule] = {}
         expanded = list(self.rules)
         for rule in self.rules:
             derived = _index_html_pattern(rule.pattern) if rule.allow else None
@@ -260,66 +268,64 @@ class RuleSet:
             # 0, which never decides).
             if not pattern:
                 continue
+            rank = _rank(rule)
+            self._by_rank[rank] = rule
             anchored = pattern.endswith("$")
             body = pattern[:-1] if anchored else pattern
             if anchored and body.endswith("*"):
                 anchored = False  # "...*$": the '*' runs to the end anyway
-            if "*" not in body:
-                table = exact if anchored else prefix
-                if body not in table or _rank(rule) > _rank(table[body]):
-                    table[body] = rule
+            head, *rest = body.split("*")
+            segments = tuple(s for s in rest if s)
+            if segments:
+                wild.setdefault(head, []).append(_wildcard(rank, segments, anchored))
                 continue
-            head, *segments = body.split("*")
-            wild.setdefault(head, []).append(
-                _Wildcard(_rank(rule), rule, tuple(s for s in segments if s), anchored)
-            )
-        self._prefixes = sorted(prefix)
-        self._prefix_parents = _prefix_parents(self._prefixes)
-        # (rank, rule) per sorted prefix, and per exact path.
-        self._prefix_ranked = [(_rank(prefix[key]), prefix[key]) for key in self._prefixes]
-        self._exact = {path: (_rank(rule), rule) for path, rule in exact.items()}
-        # Wildcard candidates are visited best-rank first, so the first match decides.
-        self._buckets = {
-            head: _bucket(sorted(items, key=_by_rank, reverse=True)) for head, items in wild.items()
-        }
-        self._heads = sorted(wild)
-        self._head_parents = _prefix_parents(self._heads)
+            # No literal after any '*' ("/a", "/a*", "/a**"): a prefix match of
+            # the head, with the whole pattern's priority.
+            table = exact if anchored else prefix
+            table[head] = max(rank, table.get(head, -1))
+        self._exact = exact
+        self._keys = sorted(prefix.keys() | wild.keys())
+        self._parents = _prefix_parents(self._keys)
+        self._nodes: list[_Node] = []
+        for key, parent in zip(self._keys, self._parents, strict=True):
+            items = sorted(wild.get(key, ()), key=_by_rank, reverse=True)
+            best_here = max([prefix.get(key, -1), *(item.rank for item in items[:1])])
+            chain_max = max(best_here, self._nodes[parent].chain_max if parent >= 0 else -1)
+            grams = _GramIndex(items) if len(items) > _SCAN_MAX else None
+            node = _Node(prefix.get(key, -1), [] if grams else items, grams, parent, chain_max)
+            self._nodes.append(node)
         self.empty = not (prefix or exact or wild)
+
+    def rank(self, path: str) -> int:
+        """The deciding rule's rank for ``path`` (SPEC A6), or -1 when no rule matches.
+
+        The rule allows when ``rank & ALLOW_BIT``; ``best`` gives the rule itself.
+        """
+        exact = self._exact
+        floor = exact.get(path, -1) if exact else -1
+        keys = self._keys
+        parents = self._parents
+        i = _bisect_right(keys, path) - 1
+        while i >= 0 and not path.startswith(keys[i]):
+            i = parents[i]
+        # Every key up the chain from here is a prefix of the path too.
+        nodes = self._nodes
+        while i >= 0:
+            prefix_rank, items, grams, parent, chain_max = nodes[i]
+            if chain_max <= floor:
+                break
+            if prefix_rank > floor:
+                floor = prefix_rank
+            if items:
+                floor = _first(items, path, len(keys[i]), floor)
+            elif grams is not None:
+                floor = grams.first(path, len(keys[i]), floor)
+            i = parent
+        return floor
 
     def best(self, path: str) -> Rule | None:
         """The deciding rule for ``path`` (SPEC A6), or None when no rule matches."""
-        best: Rule | None = None
-        floor = -1
-        if self._exact:
-            hit = self._exact.get(path)
-            if hit is not None:
-                floor, best = hit
-        # Only the longest matching plain prefix can decide among plain prefixes:
-        # priority is the length, and same-length prefixes of a path are equal.
-        keys = self._prefixes
-        if keys:
-            parents = self._prefix_parents
-            i = _bisect_right(keys, path) - 1
-            while i >= 0:
-                if path.startswith(keys[i]):
-                    rank, rule = self._prefix_ranked[i]
-                    if rank > floor:
-                        floor, best = rank, rule
-                    break
-                i = parents[i]
-        heads = self._heads
-        if heads:
-            parents = self._head_parents
-            i = _bisect_right(heads, path) - 1
-            while i >= 0:
-                head = heads[i]
-                if path.startswith(head):
-                    # Every parent of a matching head matches too.
-                    item = self._buckets[head].first(path, len(head), floor)
-                    if item is not None:
-                        best, floor = item.rule, item.rank
-                i = parents[i]
-        return best
+        return self._by_rank.get(self.rank(path))
 
 
 def _match_segments(path: str, pos: int, segments: tuple[str, ...], anchored: bool) -> bool:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from scrapy_rep.matcher import (
+    ALLOW_BIT,
     EMPTY_BASE,
     Rule,
     RuleSet,
@@ -23,6 +24,7 @@ from scrapy_rep.tokens import extract_token, fold
 __all__ = ["Decision", "Group", "RobotsTxt", "Rule"]
 
 _EMPTY = RuleSet(())
+_NOTHING_ASKED = object()
 _ALLOW, _DISALLOW, _USER_AGENT, _SITEMAP = Key.ALLOW, Key.DISALLOW, Key.USER_AGENT, Key.SITEMAP
 
 
@@ -64,12 +66,16 @@ class RobotsTxt:
         self._by_agent: dict[str, list[Group]] | None = None
         self._global: RuleSet | None = None
         self._specific: dict[str, RuleSet] = {}
-        # The last single token asked about and its rules: a crawler asks with
-        # the same token string again and again.
-        self._last: tuple[str | Sequence[str], str | None, RuleSet] | None = None
-        # The base ("scheme://authority") of the last usual URL asked about: the
-        # URLs checked against one robots.txt nearly all share it (see read_path).
-        self._base = EMPTY_BASE
+        # The last tokens asked about, the token whose group applied and its
+        # rules: a crawler asks with the same token object again and again.
+        self._last_tokens: object = _NOTHING_ASKED
+        self._last_token: str | None = None
+        self._last_rules = _EMPTY
+        # The base ("scheme://authority") of the last usual URL asked about, with
+        # the '/' after it: the URLs checked against one robots.txt nearly all
+        # share it (see read_path).
+        self._base = EMPTY_BASE + "/"
+        self._base_len = len(EMPTY_BASE)
 
     @property
     def rule_count(self) -> int:
@@ -135,12 +141,11 @@ class RobotsTxt:
         return None, [g for g in self.groups if g.is_global]
 
     def _rules(self, tokens: str | Sequence[str]) -> tuple[str | None, RuleSet]:
-        last = self._last
-        if last is not None and last[0] is tokens:
-            return last[1], last[2]
+        if tokens is self._last_tokens:
+            return self._last_token, self._last_rules
         token, ruleset = self._lookup(tokens)
         if isinstance(tokens, (str, tuple)):  # immutable, so identity means equality
-            self._last = (tokens, token, ruleset)
+            self._last_tokens, self._last_token, self._last_rules = tokens, token, ruleset
         return token, ruleset
 
     def _lookup(self, tokens: str | Sequence[str]) -> tuple[str | None, RuleSet]:
@@ -164,20 +169,17 @@ class RobotsTxt:
 
     def allowed(self, url: str, tokens: str | Sequence[str]) -> bool:
         """May a crawler called ``tokens`` fetch ``url``? (SPEC A3-A6)"""
-        last = self._last
-        ruleset = last[2] if last is not None and last[0] is tokens else self._rules(tokens)[1]
+        ruleset = self._last_rules if tokens is self._last_tokens else self._rules(tokens)[1]
         if ruleset.empty:
             return True
-        base = self._base
-        size = len(base)
-        if url[:size] == base and url[size : size + 1] == "/" and "#" not in url:
-            path = url[size:]
+        if url.startswith(self._base) and "#" not in url:
+            path = url[self._base_len :]
         else:
             path, usual_base = read_path(url)
             if usual_base is not None:
-                self._base = usual_base
-        rule = ruleset.best(path)
-        return rule is None or rule[0]
+                self._base, self._base_len = usual_base + "/", len(usual_base)
+        rank = ruleset.rank(path)
+        return rank < 0 or (rank & ALLOW_BIT) != 0
 
     def decide(self, url: str, tokens: str | Sequence[str]) -> Decision:
         """``allowed`` with the deciding rule and the group used, for explanations."""

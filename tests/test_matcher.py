@@ -2,7 +2,7 @@
 
 ``reference_allowed`` walks every rule over the path with Google's
 position-set matching (O(pattern x path), no indexes); the RuleSet indexes
-(sorted prefixes, head buckets, gram index) must give
+(one sorted list of prefixes and '*' heads, gram index) must give
 the same answers. ``google_path`` is Google's GetPathParamsQuery, against which
 the URL side (and the base cache of ``RobotsTxt.allowed``) is checked.
 """
@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scrapy_rep import RobotsTxt
-from scrapy_rep.matcher import Rule, RuleSet, path_params_query, read_path
+from scrapy_rep.matcher import ALLOW_BIT, Rule, RuleSet, path_params_query, read_path
 
 
 def google_path(url: str) -> str:
@@ -88,6 +88,8 @@ def test_ruleset_equals_google_algorithm(rules: list[Rule], checks: list[str]) -
         best = ruleset.best(path)
         got_allowed = best is None or best.allow
         assert got_allowed == expected_allowed, (rules, path, best)
+        rank = ruleset.rank(path)  # what RobotsTxt.allowed reads
+        assert (rank < 0 or rank & ALLOW_BIT != 0) == expected_allowed, (rules, path, rank)
         if expected_priority > 0:
             assert best is not None and best.priority == expected_priority
 
