@@ -106,9 +106,9 @@ _LINE_BITS = 20
 ALLOW_BIT = 1 << _LINE_BITS
 
 
-def _rank(rule: Rule) -> int:
-    line_order = ALLOW_BIT - 1 - min(rule.line, ALLOW_BIT - 1)
-    return (len(rule.pattern) << (_LINE_BITS + 1)) | (rule.allow << _LINE_BITS) | line_order
+def _rank(allow: bool, pattern: str, line: int) -> int:
+    line_order = ALLOW_BIT - 1 - min(line, ALLOW_BIT - 1)
+    return (len(pattern) << (_LINE_BITS + 1)) | (allow << _LINE_BITS) | line_order
 
 
 # How a '*' pattern's segments after its head are matched (see _Wildcard.kind).
@@ -227,14 +227,18 @@ class _GramIndex:
         return _first(found, path, start, floor)
 
 
-class _Node(NamedTuple):
-    """What one key (a plain prefix, a '*' pattern's head, or both) contributes."""
+#: Shared by every key without '*' patterns; never modified.
+_NO_ITEMS: list[_Wildcard] = []
 
-    prefix_rank: int  # the best plain prefix rule equal to the key, or -1
-    items: list[_Wildcard]  # the key's '*' patterns, best rank first, when few
-    grams: _GramIndex | None  # ... or their gram index, when many
-    parent: int  # the longest other key that is a prefix of this one, or -1
-    chain_max: int  # the best rank this key and its parents can give: stop below it
+
+# What one key (a plain prefix, a '*' pattern's head, or both) contributes, as
+# a plain tuple (one per key, built for every first check):
+# - the rank of the best plain prefix rule equal to the key, or -1;
+# - the key's '*' patterns, best rank first, when few ...
+# - ... or their gram index, when many;
+# - the longest other key that is a prefix of this one, or -1;
+# - the best rank this key and its parents can give: the walk stops below it.
+_Node = tuple[int, list[_Wildcard], "_GramIndex | None", int, int]
 
 
 class RuleSet:
@@ -246,54 +250,67 @@ class RuleSet:
     rank found.
     """
 
-    __slots__ = ("_by_rank", "_exact", "_keys", "_nodes", "_parents", "empty", "rules")
+    __slots__ = ("_by_rank", "_exact", "_keys", "_nodes", "_parents", "empty")
 
-    def __init__(self, rules: Iterable[Rule]) -> None:
-        self.rules: tuple[Rule, ...] = tuple(rules)
+    def __init__(self, rules: Iterable[tuple[bool, str, int]]) -> None:
+        """``rules``: (allow, normalised pattern, line) of the group(s), as ``Rule`` or tuples."""
         # Plain patterns ("/a/b", or "/a/b*"): prefix match; best rank per prefix.
         prefix: dict[str, int] = {}
         # "/a/b$" with no '*': equality with the path.
         exact: dict[str, int] = {}
         # Other patterns with '*': by the literal text before the first '*'.
         wild: dict[str, list[_Wildcard]] = {}
-        self._by_rank: dict[int, Rule] = {}
-        expanded = list(self.rules)
-        for rule in self.rules:
-            derived = _index_html_pattern(rule.pattern) if rule.allow else None
+        # Rules as given, by rank: ``best`` turns a rank back into its Rule.
+        self._by_rank: dict[int, tuple[bool, str, int]] = {}
+        expanded = list(rules)
+        for allow, pattern, line in list(expanded):
+            derived = _index_html_pattern(pattern) if allow else None
             if derived is not None:
-                expanded.append(Rule(True, derived, rule.line))
+                expanded.append((True, derived, line))
         for rule in expanded:
-            pattern = rule.pattern
+            allow, pattern, line = rule
             # SPEC A5: an empty value matches nothing (Google gives it priority
             # 0, which never decides).
             if not pattern:
                 continue
-            rank = _rank(rule)
+            rank = _rank(allow, pattern, line)
             self._by_rank[rank] = rule
-            anchored = pattern.endswith("$")
+            anchored = pattern[-1] == "$"
             body = pattern[:-1] if anchored else pattern
-            if anchored and body.endswith("*"):
+            if "*" not in body:
+                table = exact if anchored else prefix
+                if table.get(body, -1) < rank:
+                    table[body] = rank
+                continue
+            if anchored and body[-1] == "*":
                 anchored = False  # "...*$": the '*' runs to the end anyway
             head, *rest = body.split("*")
-            segments = tuple(s for s in rest if s)
+            segments = tuple(filter(None, rest))
             if segments:
                 wild.setdefault(head, []).append(_wildcard(rank, segments, anchored))
-                continue
-            # No literal after any '*' ("/a", "/a*", "/a**"): a prefix match of
-            # the head, with the whole pattern's priority.
-            table = exact if anchored else prefix
-            table[head] = max(rank, table.get(head, -1))
+            elif prefix.get(head, -1) < rank:
+                # No literal after any '*' ("/a*", "/a**$"): a prefix match of the
+                # head, with the whole pattern's priority.
+                prefix[head] = rank
         self._exact = exact
         self._keys = sorted(prefix.keys() | wild.keys())
         self._parents = _prefix_parents(self._keys)
         self._nodes: list[_Node] = []
+        nodes = self._nodes
+        chain_maxes: list[int] = []
         for key, parent in zip(self._keys, self._parents, strict=True):
-            items = sorted(wild.get(key, ()), key=_by_rank, reverse=True)
-            best_here = max([prefix.get(key, -1), *(item.rank for item in items[:1])])
-            chain_max = max(best_here, self._nodes[parent].chain_max if parent >= 0 else -1)
-            grams = _GramIndex(items) if len(items) > _SCAN_MAX else None
-            node = _Node(prefix.get(key, -1), [] if grams else items, grams, parent, chain_max)
-            self._nodes.append(node)
+            prefix_rank = prefix.get(key, -1)
+            items = wild.get(key, _NO_ITEMS)
+            grams = None
+            best_here = prefix_rank
+            if items:
+                items.sort(key=_by_rank, reverse=True)
+                best_here = max(prefix_rank, items[0].rank)
+                if len(items) > _SCAN_MAX:
+                    items, grams = _NO_ITEMS, _GramIndex(items)
+            chain_max = best_here if parent < 0 else max(best_here, chain_maxes[parent])
+            chain_maxes.append(chain_max)
+            nodes.append((prefix_rank, items, grams, parent, chain_max))
         self.empty = not (prefix or exact or wild)
 
     def rank(self, path: str) -> int:
@@ -325,7 +342,8 @@ class RuleSet:
 
     def best(self, path: str) -> Rule | None:
         """The deciding rule for ``path`` (SPEC A6), or None when no rule matches."""
-        return self._by_rank.get(self.rank(path))
+        found = self._by_rank.get(self.rank(path))
+        return None if found is None else Rule(*found)
 
 
 def _match_segments(path: str, pos: int, segments: tuple[str, ...], anchored: bool) -> bool:

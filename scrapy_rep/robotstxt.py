@@ -38,7 +38,7 @@ class Group:
         self.agents: list[str] = []  # tokens as cut by SPEC A3, ASCII-folded
         self.is_global = False  # '*' named
         # (allow, normalised pattern, line): Rule's fields, as plain tuples
-        # until a crawler asks (building a NamedTuple per line is slow).
+        # (building a NamedTuple per line is slow); only explanations make Rules.
         self.rules: list[tuple[bool, str, int]] = []
         self.crawl_delay: float | None = None
 
@@ -157,13 +157,13 @@ class RobotsTxt:
         if ruleset is None:
             # SPEC A3: all groups naming the agent are merged, in file order;
             # an empty one still hides '*'.
-            ruleset = RuleSet(Rule(*rule) for g in groups for rule in g.rules)
+            ruleset = RuleSet(rule for g in groups for rule in g.rules)
             self._specific[folded] = ruleset
         return token, ruleset
 
     def _global_rules(self) -> RuleSet:
         if self._global is None:
-            rules = [Rule(*rule) for g in self.groups if g.is_global for rule in g.rules]
+            rules = [rule for g in self.groups if g.is_global for rule in g.rules]
             self._global = RuleSet(rules) if rules else _EMPTY
         return self._global
 
