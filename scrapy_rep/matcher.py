@@ -297,7 +297,6 @@ class RuleSet:
         self._parents = _prefix_parents(self._keys)
         self._nodes: list[_Node] = []
         nodes = self._nodes
-        chain_maxes: list[int] = []
         for key, parent in zip(self._keys, self._parents, strict=True):
             prefix_rank = prefix.get(key, -1)
             items = wild.get(key, _NO_ITEMS)
@@ -308,8 +307,7 @@ class RuleSet:
                 best_here = max(prefix_rank, items[0].rank)
                 if len(items) > _SCAN_MAX:
                     items, grams = _NO_ITEMS, _GramIndex(items)
-            chain_max = best_here if parent < 0 else max(best_here, chain_maxes[parent])
-            chain_maxes.append(chain_max)
+            chain_max = best_here if parent < 0 else max(best_here, nodes[parent][4])
             nodes.append((prefix_rank, items, grams, parent, chain_max))
         self.empty = not (prefix or exact or wild)
 
