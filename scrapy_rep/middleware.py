@@ -390,31 +390,33 @@ class RobotsTxtMiddleware:
     def _expire_held(self) -> None:
         """Drop requests held longer than REP_HOLD_TIMEOUT (with a stat and a log line)."""
         deadline = time.time() - self._config.hold_timeout
-        for origin in list(self._held):
-            kept = [(r, since) for r, since in self._held[origin] if since > deadline]
-            dropped = [r for r, since in self._held[origin] if since <= deadline]
-            if dropped:
-                self._log_dropped(origin, len(dropped))
-                for request in dropped:
-                    logger.debug("Dropped %s: robots.txt of its origin unreachable", request)
-                if kept:
-                    self._held[origin] = kept
-                else:
-                    del self._held[origin]
-        for origin in list(self._waiting):
-            waiting = self._waiting[origin]
-            keep = [(d, since) for d, since in waiting if since > deadline]
-            expired = [d for d, since in waiting if since <= deadline]
-            if expired:
-                self._log_dropped(origin, len(expired))
-                if keep:
-                    self._waiting[origin] = keep
-                else:
-                    del self._waiting[origin]
-                for waiter in expired:
-                    waiter.errback(IgnoreRequest(self._drop_reason(origin)))
+        for requests in self._expire(self._held, deadline).values():
+            for request in requests:
+                logger.debug("Dropped %s: robots.txt of its origin unreachable", request)
+        for origin, waiters in self._expire(self._waiting, deadline).items():
+            for waiter in waiters:
+                waiter.errback(IgnoreRequest(self._drop_reason(origin)))
         if not self._held and not self._waiting and self._expiry.running:
             self._expiry.stop()
+
+    def _expire(
+        self, table: dict[str, list[tuple[_T, float]]], deadline: float
+    ) -> dict[str, list[_T]]:
+        """Take the items waiting since before ``deadline`` out of ``table``, per origin
+        (counted and logged as dropped)."""
+        expired: dict[str, list[_T]] = {}
+        for origin in list(table):
+            kept = [(item, since) for item, since in table[origin] if since > deadline]
+            gone = [item for item, since in table[origin] if since <= deadline]
+            if not gone:
+                continue
+            self._log_dropped(origin, len(gone))
+            if kept:
+                table[origin] = kept
+            else:
+                del table[origin]
+            expired[origin] = gone
+        return expired
 
     def _drop_reason(self, origin: str) -> str:
         state = self._cache.get(origin)
@@ -475,7 +477,7 @@ class RobotsTxtMiddleware:
             )
             for listener in listeners:
                 listener.errback(result)
-            if self._held.get(origin) or self._waiting.get(origin):
+            if self._wanted(origin):
                 self._schedule_retry(origin, self._limits.retry_delay)
             return
         state = result
@@ -485,7 +487,7 @@ class RobotsTxtMiddleware:
             return
         if state.serving.kind != "hold":
             self._release(origin)
-        elif self._held.get(origin) or self._waiting.get(origin):
+        elif self._wanted(origin):
             self._schedule_retry(origin, max(0.0, state.serving.refresh_at - time.time()))
 
     def _schedule_retry(self, origin: str, delay: float) -> None:
@@ -495,8 +497,12 @@ class RobotsTxtMiddleware:
 
     def _retry(self, origin: str) -> None:
         self._retry_calls.pop(origin, None)
-        if self._held.get(origin) or self._waiting.get(origin):
+        if self._wanted(origin):
             self._start(origin)
+
+    def _wanted(self, origin: str) -> bool:
+        """Do requests (held by the gate, or waiting in process_request) wait for ``origin``?"""
+        return bool(self._held.get(origin) or self._waiting.get(origin))
 
     @inlineCallbacks
     def _resolve(self, origin: str) -> Generator[Deferred[Any], Any, _State]:

@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from _crawl import BASE_SETTINGS, TESTS_DIR
 from _servers import Reply, ScriptedServer
@@ -63,6 +64,9 @@ class DownloadSpider(scrapy.Spider):
             except IgnoreRequest as exc:
                 outcome[url] = "ignored: " + str(exc)
 
+    def closed(self, reason):
+        outcome["held_dropped"] = self.crawler.stats.get_value("robotstxt/held_dropped", 0)
+
 
 process = CrawlerProcess(config["settings"])
 process.crawl(DownloadSpider)
@@ -71,14 +75,16 @@ json.dump(outcome, open(config["result"], "w"))
 """
 
 
-def run_download_spider(first: str, direct: list[str], tmp_path: Path) -> dict[str, object]:
+def run_download_spider(
+    first: str, direct: list[str], tmp_path: Path, **extra_settings: Any
+) -> dict[str, object]:
     script = tmp_path / "download_spider.py"
     script.write_text(SPIDER, encoding="utf-8")
     result = tmp_path / "result.json"
     config = {
         "first": first,
         "direct": direct,
-        "settings": {**BASE_SETTINGS, **settings(REP_RETRY_DELAY=0.3)},
+        "settings": {**BASE_SETTINGS, **settings(REP_RETRY_DELAY=0.3, **extra_settings)},
         "result": str(result),
     }
     config_path = tmp_path / "config.json"
@@ -123,3 +129,18 @@ def test_engine_download_waits_for_robots_txt_then_is_checked(
         }
     else:
         assert "parsed" not in outcome
+
+
+def test_engine_download_waiting_past_the_hold_timeout_is_dropped_with_a_reason(
+    http_server: ScriptedServer, http_server2: ScriptedServer, tmp_path: Path
+) -> None:
+    http_server.robots("User-agent: *\nDisallow:\n")
+    http_server2.route("/robots.txt", Reply(500))  # for ever
+    url = http_server2.url("/page/yes")
+    outcome = run_download_spider(http_server.url("/page/1"), [url], tmp_path, REP_HOLD_TIMEOUT=1)
+    assert outcome[url] == (
+        f"ignored: robots.txt of {http_server2.origin} could not be fetched within "
+        "REP_HOLD_TIMEOUT=1s (HTTP 500)"
+    )
+    assert outcome["held_dropped"] == 1
+    assert http_server2.count("/page/yes") == 0
