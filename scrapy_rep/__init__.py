@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from scrapy_rep.robotstxt import Decision, RobotsTxt, Rule
-from scrapy_rep.tokens import is_valid_token, product_token
+from scrapy_rep.tokens import CrawlerTokens, is_valid_token, product_token
 
 if TYPE_CHECKING:
     from scrapy_rep.adapter import RobotParser
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Addon",
+    "CrawlerTokens",
     "Decision",
     "RobotParser",
     "RobotsTxt",

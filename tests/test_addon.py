@@ -22,8 +22,8 @@ from scrapy.crawler import Crawler
 from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.test import get_crawler
 
-from scrapy_rep import Addon
-from scrapy_rep._checks import token_warnings, warn_about_tokens
+from scrapy_rep import Addon, RobotParser
+from scrapy_rep._checks import warn_about_tokens
 from scrapy_rep.addon import BUILTIN_MIDDLEWARE, MIDDLEWARE, component_path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -122,50 +122,23 @@ def test_user_can_disable_our_middleware_and_keep_builtin() -> None:
 # Startup checks of the robots.txt token
 
 
-@pytest.mark.parametrize(
-    ("user_agent", "robotstxt_user_agent", "listed", "expected"),
-    [
-        ("MyBot/1.0 (+https://mybot.example)", None, [], []),
-        ("Scrapy/2.19 (+https://scrapy.org)", None, [], []),
-        ("Mozilla/5.0 (compatible; MyBot/1.0)", None, [], ["browser-like", "ROBOTSTXT_USER_AGENT"]),
-        ("Mozilla/5.0 (compatible; MyBot/1.0)", "MyBot", [], []),
-        ("Mozilla/5.0", None, ["mybot-news", "mybot"], []),
-        ("", None, [], ["no product token", "ROBOTSTXT_USER_AGENT"]),
-        ("2bot/1.0", None, [], ["no product token"]),
-        ("MyBot", "My Bot", [], ["ROBOTSTXT_USER_AGENT value 'My Bot'", "obeyed as 'My'"]),
-        ("MyBot", "MyBot/2.0", [], ["set it to 'MyBot'"]),
-        ("MyBot", "/x", [], ["is ignored"]),
-        ("MyBot", "mozilla", [], ["names 'Mozilla'"]),
-        ("MyBot", None, ["ok-bot", "bad bot!"], ["REP_USER_AGENTS value 'bad bot!'"]),
-    ],
-)
-def test_token_warnings(
-    user_agent: str, robotstxt_user_agent: str | None, listed: list[str], expected: list[str]
-) -> None:
-    warnings = token_warnings(user_agent, robotstxt_user_agent, listed)
-    if not expected:
-        assert warnings == []
-    else:
-        assert len(warnings) == 1
-        for part in expected:
-            assert part in warnings[0]
-
-
 def test_addon_warns_about_browser_like_user_agent_once(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    with caplog.at_level(logging.WARNING, logger="scrapy_rep._checks"):
+    with caplog.at_level(logging.WARNING, logger="scrapy_rep"):
         c = crawler(USER_AGENT="Mozilla/5.0 (X11; Linux x86_64)")
-        assert warn_about_tokens(c) == []  # already reported for this crawler
-    messages = [r.getMessage() for r in caplog.records if r.name == "scrapy_rep._checks"]
+        RobotParser.from_crawler(c, b"")
+        assert len(warn_about_tokens(c)) == 1  # already logged for this crawler
+    # Under the public logger name, once though three components looked.
+    messages = [r.getMessage() for r in caplog.records if r.name == "scrapy_rep"]
     assert len(messages) == 1
     assert "set ROBOTSTXT_USER_AGENT = 'MyBot'" in messages[0]
 
 
 def test_no_token_warning_when_not_obeying(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="scrapy_rep._checks"):
+    with caplog.at_level(logging.WARNING, logger="scrapy_rep"):
         crawler(USER_AGENT="Mozilla/5.0", ROBOTSTXT_OBEY=False)
-    assert not [r for r in caplog.records if r.name == "scrapy_rep._checks"]
+    assert not [r for r in caplog.records if r.name.startswith("scrapy_rep")]
 
 
 # A real crawl with the add-on

@@ -23,7 +23,7 @@ from scrapy.settings import SETTINGS_PRIORITIES
 
 from scrapy_rep.__main__ import parse_tokens
 from scrapy_rep._explain import explain, format_text, line_texts
-from scrapy_rep.adapter import crawler_tokens
+from scrapy_rep._checks import settings_tokens
 from scrapy_rep.commands._online import enable_middleware, explain_online
 from scrapy_rep.robotstxt import RobotsTxt
 
@@ -92,7 +92,7 @@ class Command(ScrapyCommand):
         if opts.user_agent is not None:
             tokens = parse_tokens(opts.user_agent)
         else:
-            tokens = list(crawler_tokens(settings, None))
+            tokens = list(settings_tokens(settings).default)
         if opts.file is not None:
             entries = self._explain_file(Path(opts.file), args, tokens)
         else:
