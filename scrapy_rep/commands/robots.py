@@ -22,8 +22,8 @@ from scrapy.exceptions import UsageError
 from scrapy.settings import SETTINGS_PRIORITIES
 
 from scrapy_rep.__main__ import parse_tokens
-from scrapy_rep._explain import explain, format_text, line_texts
 from scrapy_rep._checks import settings_tokens
+from scrapy_rep._explain import explain, format_text, line_texts
 from scrapy_rep.commands._online import enable_middleware, explain_online
 from scrapy_rep.robotstxt import RobotsTxt
 
