@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from scrapy_rep.addon import Addon
     from scrapy_rep.middleware import RobotsTxtMiddleware
 
+__version__ = "0.1.0"
+
 __all__ = [
     "Addon",
     "CrawlerTokens",

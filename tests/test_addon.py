@@ -22,6 +22,7 @@ from scrapy.crawler import Crawler
 from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.test import get_crawler
 
+import scrapy_rep
 from scrapy_rep import Addon, RobotParser
 from scrapy_rep._checks import warn_about_tokens
 from scrapy_rep.addon import BUILTIN_MIDDLEWARE, MIDDLEWARE, component_path
@@ -79,6 +80,16 @@ def test_project_setting_beats_addon(name: str, value: Any) -> None:
     settings = crawler(**{name: value}).settings
     assert settings[name] == value
     assert settings.getpriority(name) == SETTINGS_PRIORITIES["project"]
+
+
+def test_obey_off_leaves_the_middlewares_alone() -> None:
+    c = crawler(ROBOTSTXT_OBEY=False)
+    assert OURS not in middlewares(c)
+    assert c.settings.getdict("DOWNLOADER_MIDDLEWARES") == {}
+
+
+def test_readable_repr_in_scrapys_enabled_addons_log() -> None:
+    assert repr(Addon()) == f"scrapy_rep.Addon (scrapy-rep {scrapy_rep.__version__})"
 
 
 def test_spider_custom_settings_beat_addon() -> None:
@@ -172,7 +183,8 @@ def site(http_server: ScriptedServer) -> ScriptedServer:
     return http_server
 
 
-def run_spider(tmp_path: Path, base: str, *settings: str) -> list[str]:
+def run_spider(tmp_path: Path, base: str, *settings: str) -> tuple[list[str], str]:
+    """The paths the spider fetched, and the crawl's log."""
     spider = tmp_path / "paths_spider.py"
     spider.write_text(_SPIDER)
     items = tmp_path / "items.json"
@@ -206,17 +218,21 @@ def run_spider(tmp_path: Path, base: str, *settings: str) -> list[str]:
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    return sorted(item["url"].removeprefix(base) for item in json.loads(items.read_text()))
+    fetched = sorted(item["url"].removeprefix(base) for item in json.loads(items.read_text()))
+    return fetched, result.stderr
 
 
 def test_crawl_with_addon_obeys_robots(tmp_path: Path, site: ScriptedServer) -> None:
-    fetched = run_spider(tmp_path, site.origin)
+    fetched, log = run_spider(tmp_path, site.origin)
     assert fetched == ["/", "/public.html"]
+    assert "Enabled addons:\n[scrapy_rep.Addon (scrapy-rep " in log
     assert "/private/page.html" not in site.paths()
     assert site.count("/robots.txt") == 1
 
 
 def test_crawl_user_setting_beats_addon(tmp_path: Path, site: ScriptedServer) -> None:
-    fetched = run_spider(tmp_path, site.origin, "ROBOTSTXT_OBEY=False")
+    fetched, log = run_spider(tmp_path, site.origin, "ROBOTSTXT_OBEY=False")
     assert fetched == ["/", "/private/page.html", "/public.html"]
+    # As quiet as Scrapy's own middleware when obeying is off.
+    assert [line for line in log.splitlines() if "WARNING" in line and "scrapy_rep" in line] == []
     assert site.count("/robots.txt") == 0
