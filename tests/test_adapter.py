@@ -140,6 +140,15 @@ def test_crawler_tokens_order() -> None:
     assert crawler_tokens(settings, "123/1") == ()
 
 
+def test_version_is_the_installed_metadata() -> None:
+    import importlib.metadata
+
+    import scrapy_rep
+
+    # pyproject.toml reads the version from scrapy_rep.__version__: one source.
+    assert importlib.metadata.version("scrapy-rep") == scrapy_rep.__version__
+
+
 def test_importing_core_does_not_import_scrapy() -> None:
     import subprocess
     import sys
