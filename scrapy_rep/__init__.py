@@ -10,15 +10,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from scrapy_rep.robotstxt import Decision, RobotsTxt, Rule
-from scrapy_rep.tokens import is_valid_token, product_token
+from scrapy_rep.tokens import CrawlerTokens, is_valid_token, product_token
 
 if TYPE_CHECKING:
     from scrapy_rep.adapter import RobotParser
     from scrapy_rep.addon import Addon
     from scrapy_rep.middleware import RobotsTxtMiddleware
 
+__version__ = "0.1.0"
+
 __all__ = [
     "Addon",
+    "CrawlerTokens",
     "Decision",
     "RobotParser",
     "RobotsTxt",

@@ -14,14 +14,32 @@ from pathlib import Path
 
 from scrapy_rep._explain import explain, format_text, line_texts
 from scrapy_rep.robotstxt import RobotsTxt
-from scrapy_rep.tokens import product_token
+from scrapy_rep.tokens import clean_cut, product_token, suggest_token
 
 __all__ = ["main", "parse_tokens"]
 
 
 def parse_tokens(value: str) -> list[str]:
-    """``"mybot-news,mybot"`` → preference list; each cut to its product token (SPEC C1)."""
-    return [token for token in (product_token(v) for v in value.split(",")) if token]
+    """``"mybot-news,mybot"`` → preference list, each cut to its product token (SPEC C1).
+
+    ``"*"`` means no token (only the ``*`` groups). A value robots.txt would
+    read as something else than was typed (``"My Bot/1.0"`` → ``My``,
+    ``"bot2"`` → ``bot``) raises ``ValueError`` saying what to give instead:
+    an explanation for a token the user did not mean is worse than none.
+    """
+    tokens = []
+    for part in value.split(","):
+        if part.strip() == "*":
+            continue
+        if not clean_cut(part):
+            read = product_token(part)
+            as_read = f"reads it as {read!r}" if read else "finds no product token in it"
+            raise ValueError(
+                f"{part.strip()!r}: robots.txt {as_read} (a token is letters, '-' and '_'); "
+                f"give the token your crawler answers to, e.g. {suggest_token(part)}"
+            )
+        tokens.append(product_token(part))
+    return tokens
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -34,7 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "token",
         help="the crawler's product token, e.g. MyBot; several in order of "
-        "preference as 'mybot-news,mybot'",
+        "preference as 'mybot-news,mybot'; '*' for none",
     )
     parser.add_argument("urls", nargs="+", metavar="URL", help="URLs to check")
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
@@ -45,6 +63,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     try:
+        tokens = parse_tokens(args.token)
+    except ValueError as exc:
+        parser.error(f"token {exc}")
+    try:
         if args.robots_txt == "-":
             body = sys.stdin.buffer.read()
         else:
@@ -53,7 +75,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"cannot read {args.robots_txt}: {exc.strerror or exc}")
     robots = RobotsTxt.parse(body)
     lines = line_texts(body)
-    tokens = parse_tokens(args.token)
     source = {"file": args.robots_txt}
     entries = [explain(robots, url, tokens, source, lines) for url in args.urls]
     if args.json:

@@ -1,102 +1,61 @@
-"""Startup checks of the settings that decide which robots.txt group a crawler obeys.
+"""The crawler's ``CrawlerTokens``, built once per settings object, its warnings logged once.
 
-``token_warnings`` is pure: it takes setting values and returns the warnings to
-log, each saying what to set. ``warn_about_tokens`` logs them for a crawler, once
-per crawler however many components (add-on, middleware, parser adapter) call
-it, so every entry point can call it from its ``from_crawler``.
+Every Scrapy entry point (add-on, middleware, parser adapter, explain command)
+asks ``settings_tokens`` for the tokens, so all of them obey robots.txt as the
+same tokens and a user reads each warning about the token settings once,
+however many components look. Warnings go to the public ``scrapy_rep`` logger.
 """
 
 from __future__ import annotations
 
 import logging
 import weakref
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from scrapy_rep.tokens import is_valid_token, product_token
+from scrapy_rep.tokens import CrawlerTokens
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
+    from scrapy.settings import BaseSettings
 
-__all__ = ["token_warnings", "warn_about_tokens"]
+__all__ = ["settings_tokens", "warn_about_tokens"]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("scrapy_rep")
 
-_FIX = "set ROBOTSTXT_USER_AGENT = 'MyBot' (or REP_USER_AGENTS = ['MyBot', ...])"
-
-# Crawlers already checked: the add-on and the middleware both check, a user
-# should read each warning once.
-_checked: weakref.WeakSet[Any] = weakref.WeakSet()
+# Per settings object (a crawler's settings live as long as the crawler), by id:
+# Settings are unhashable; the entry goes when the settings object does.
+_built: dict[int, tuple[tuple[Any, ...], CrawlerTokens]] = {}
 
 
-def token_warnings(
-    user_agent: str | None,
-    robotstxt_user_agent: str | None,
-    rep_user_agents: Iterable[str] = (),
-) -> list[str]:
-    """Warnings about the robots.txt tokens these setting values lead to.
+def settings_tokens(settings: BaseSettings, crawler: Crawler | None = None) -> CrawlerTokens:
+    """The ``CrawlerTokens`` of ``settings``; its startup warnings are logged when it is built.
 
-    ``user_agent`` is ``USER_AGENT``, ``robotstxt_user_agent`` is
-    ``ROBOTSTXT_USER_AGENT`` and ``rep_user_agents`` is ``REP_USER_AGENTS``,
-    the precedence ``scrapy_rep.adapter.crawler_tokens`` uses. An empty list
-    means the configuration is fine.
+    Built again only if a token setting changed since (an add-on looks before
+    the settings are frozen).
     """
-    listed = list(rep_user_agents)
-    if listed:
-        return [w for value in listed for w in _configured_token("REP_USER_AGENTS", value)]
-    if robotstxt_user_agent:
-        return _configured_token("ROBOTSTXT_USER_AGENT", robotstxt_user_agent)
-    header = user_agent or ""
-    token = product_token(header)
-    if not token:
-        return [
-            f"robots.txt: USER_AGENT {header!r} has no product token, so only the "
-            f"'User-agent: *' groups apply to this crawler; {_FIX}"
-        ]
-    if token.lower() == "mozilla":
-        return [
-            f"robots.txt: USER_AGENT {header!r} is browser-like, so robots.txt is "
-            f"obeyed as 'Mozilla' (a group almost no site writes); {_FIX} with the "
-            "token your crawler answers to"
-        ]
-    return []
+    values = (
+        settings.get("USER_AGENT"),
+        settings.get("ROBOTSTXT_USER_AGENT"),
+        tuple(settings.getlist("REP_USER_AGENTS")),
+    )
+    built = _built.get(id(settings))
+    if built is not None and built[0] == values:
+        return built[1]
+    extra = {"crawler": crawler} if crawler is not None else {}
 
+    def warn(message: str) -> None:
+        logger.warning("%s", message, extra=extra)
 
-def _configured_token(setting: str, value: str) -> list[str]:
-    if is_valid_token(value):
-        if value.lower() == "mozilla":
-            return [f"robots.txt: {setting} names 'Mozilla', a browser; {_FIX}"]
-        return []
-    token = product_token(value)
-    if not token:
-        return [
-            f"robots.txt: {setting} value {value!r} is not a product token "
-            f"(letters, '-' and '_' only) and is ignored; {_FIX}"
-        ]
-    return [
-        f"robots.txt: {setting} value {value!r} is not a product token (letters, '-' "
-        f"and '_' only); it is obeyed as {token!r}: set it to {token!r}"
-    ]
+    tokens = CrawlerTokens.from_settings(settings, warn=warn)
+    if built is None:
+        weakref.finalize(settings, _built.pop, id(settings), None)
+    _built[id(settings)] = (values, tokens)
+    for message in tokens.warnings:
+        warn(message)
+    return tokens
 
 
 def warn_about_tokens(crawler: Crawler) -> list[str]:
-    """Log ``token_warnings`` for ``crawler``'s settings (once per crawler); return them."""
-    if crawler in _checked:
-        return []
-    _checked.add(crawler)
-    settings = crawler.settings
-    robotstxt_user_agent = settings.get("ROBOTSTXT_USER_AGENT")
-    warnings = token_warnings(
-        _text(settings.get("USER_AGENT")),
-        _text(robotstxt_user_agent) if robotstxt_user_agent else None,
-        [_text(v) for v in settings.getlist("REP_USER_AGENTS")],
-    )
-    for warning in warnings:
-        logger.warning("%s", warning, extra={"crawler": crawler})
-    return warnings
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    return "" if value is None else str(value)
+    """Log the warnings about ``crawler``'s token settings, once per crawler; return them."""
+    tokens = settings_tokens(crawler.settings, crawler)
+    return list(tokens.warnings)

@@ -8,7 +8,8 @@ when no rules took part: no robots.txt, an unreachable origin), ``rule``
 (``{"allow", "pattern", "line", "text"}`` or None; ``pattern`` is the normalised
 pattern that matched, ``text`` the line as written), ``group`` (the token whose
 group applied, ``"*"``, or None), ``reason`` (e.g. "no group for MyBot; used *"),
-``tokens`` and ``source``: for a local file ``{"file": path}``; for a fetched
+``tokens`` and ``source``: for a local file ``{"file": path}`` (``"-"`` for
+stdin); for a fetched
 robots.txt the middleware's ``OriginReport`` fields ``origin``, ``outcome``,
 ``status``, ``redirects`` (URLs followed), ``truncated``, ``fetched_at``,
 ``expires_at`` (epoch seconds), ``error``, ``stale`` and ``crawl_delay``.
@@ -129,19 +130,29 @@ def describe(
 
 
 def format_rule(rule: Mapping[str, Any] | None) -> str:
-    """``line 7: Disallow: /private/`` (the line as written when known)."""
+    """``line 7: Disallow: /private/`` (the line as written when known).
+
+    An index.html allow that decided through the ``/dir/$`` rule Google derives
+    from it says so: ``line 4: Allow: /d/index.html, which Google also reads as
+    Allow: /d/$``.
+    """
     if rule is None:
         return "no rule matched"
-    if rule.get("text"):
-        return f"line {rule['line']}: {rule['text']}"
     kind = "Allow" if rule["allow"] else "Disallow"
-    return f"line {rule['line']}: {kind}: {rule['pattern']}"
+    text = rule.get("text")
+    if not text:
+        return f"line {rule['line']}: {kind}: {rule['pattern']}"
+    pattern = str(rule.get("pattern") or "")
+    if pattern.endswith("/$") and "/index.htm" in text:
+        # SPEC A6: the rule that decided is the one Google derives from it.
+        return f"line {rule['line']}: {text}, which Google also reads as {kind}: {pattern}"
+    return f"line {rule['line']}: {text}"
 
 
 def format_source(source: Mapping[str, Any]) -> str:
     """One line on where the robots.txt came from and what fetching it gave."""
     if "file" in source:
-        return f"robots.txt: local file {source['file']}"
+        return "stdin" if source["file"] == "-" else f"local file {source['file']}"
     outcome = source.get("outcome")
     parts = [f"{source.get('origin')}/robots.txt: {_OUTCOMES.get(str(outcome), outcome)}"]
     if source.get("status") is not None:

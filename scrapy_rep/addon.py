@@ -3,6 +3,7 @@
 The add-on replaces Scrapy's robots.txt middleware with ``scrapy_rep.RobotsTxtMiddleware``
 (which also drops disallowed requests before they are scheduled), makes
 ``scrapy_rep.RobotParser`` the ``ROBOTSTXT_PARSER`` and sets ``ROBOTSTXT_OBEY = True``.
+When the user sets ``ROBOTSTXT_OBEY = False`` the middlewares are left as they are.
 Everything is set at the "addon" priority, so whatever settings.py, a spider's
 ``custom_settings`` or ``-s`` say still wins, including an explicit entry for
 either middleware in ``DOWNLOADER_MIDDLEWARES``.
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy.settings import BaseSettings
 from scrapy.utils.misc import load_object
 
+from scrapy_rep import __version__
 from scrapy_rep._checks import warn_about_tokens
 
 if TYPE_CHECKING:
@@ -39,9 +41,18 @@ class Addon:
     def from_crawler(cls, crawler: Crawler) -> Addon:
         return cls(crawler)
 
+    def __repr__(self) -> str:
+        # Scrapy logs the enabled add-ons by their repr.
+        return f"scrapy_rep.Addon (scrapy-rep {__version__})"
+
     def update_settings(self, settings: Settings) -> None:
         settings.set("ROBOTSTXT_OBEY", True, "addon")
         settings.set("ROBOTSTXT_PARSER", "scrapy_rep.RobotParser", "addon")
+        if not settings.getbool("ROBOTSTXT_OBEY"):
+            # The user turned obeying off: leave Scrapy's own middleware in
+            # place, which stays silent, where ours would be logged by Scrapy
+            # as "Disabled …" at WARNING on every run.
+            return
         components = settings["DOWNLOADER_MIDDLEWARES"]
         if not isinstance(components, BaseSettings):
             components = BaseSettings(components or {}, "addon")
@@ -54,7 +65,7 @@ class Addon:
             components.set(MIDDLEWARE, MIDDLEWARE_ORDER, "addon")
         # update_settings runs after settings.py, custom_settings and -s are
         # applied: the token settings are final enough to check here.
-        if self.crawler is not None and settings.getbool("ROBOTSTXT_OBEY"):
+        if self.crawler is not None:
             warn_about_tokens(self.crawler)
 
 

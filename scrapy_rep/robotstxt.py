@@ -25,6 +25,8 @@ __all__ = ["Decision", "Group", "RobotsTxt", "Rule"]
 
 _EMPTY = RuleSet(())
 _NOTHING_ASKED = object()
+# What the questions take: one token, a preference list, or None (no token).
+_Tokens = str | Sequence[str] | None
 _ALLOW, _DISALLOW, _USER_AGENT, _SITEMAP = Key.ALLOW, Key.DISALLOW, Key.USER_AGENT, Key.SITEMAP
 
 
@@ -132,23 +134,24 @@ class RobotsTxt:
                     current.crawl_delay = _parse_delay(value)
         return cls(groups, sitemaps)
 
-    def _select(self, tokens: str | Sequence[str]) -> tuple[str | None, list[Group]]:
+    def _select(self, tokens: _Tokens) -> tuple[str | None, list[Group]]:
         # SPEC C2: the first token with a group of its own wins, else '*'.
-        for token in (tokens,) if isinstance(tokens, str) else tokens:
+        # None (no User-Agent) names no token: only the '*' groups apply.
+        for token in (tokens,) if isinstance(tokens, str) else tokens or ():
             groups = self._agents().get(fold(token))
             if groups:
                 return token, groups
         return None, [g for g in self.groups if g.is_global]
 
-    def _rules(self, tokens: str | Sequence[str]) -> tuple[str | None, RuleSet]:
+    def _rules(self, tokens: _Tokens) -> tuple[str | None, RuleSet]:
         if tokens is self._last_tokens:
             return self._last_token, self._last_rules
         token, ruleset = self._lookup(tokens)
-        if isinstance(tokens, (str, tuple)):  # immutable, so identity means equality
+        if tokens is None or isinstance(tokens, (str, tuple)):  # immutable: identity is equality
             self._last_tokens, self._last_token, self._last_rules = tokens, token, ruleset
         return token, ruleset
 
-    def _lookup(self, tokens: str | Sequence[str]) -> tuple[str | None, RuleSet]:
+    def _lookup(self, tokens: _Tokens) -> tuple[str | None, RuleSet]:
         token, groups = self._select(tokens)
         if token is None:
             return None, self._global_rules()
@@ -167,8 +170,12 @@ class RobotsTxt:
             self._global = RuleSet(rules) if rules else _EMPTY
         return self._global
 
-    def allowed(self, url: str, tokens: str | Sequence[str]) -> bool:
-        """May a crawler called ``tokens`` fetch ``url``? (SPEC A3-A6)"""
+    def allowed(self, url: str, tokens: _Tokens) -> bool:
+        """May a crawler called ``tokens`` fetch ``url``? (SPEC A3-A6)
+
+        ``tokens`` is one token, a preference list, or None (or an empty list)
+        for a crawler with no token: only the ``*`` groups apply.
+        """
         ruleset = self._last_rules if tokens is self._last_tokens else self._rules(tokens)[1]
         if ruleset.empty:
             return True
@@ -181,11 +188,11 @@ class RobotsTxt:
         rank = ruleset.rank(path)
         return rank < 0 or (rank & ALLOW_BIT) != 0
 
-    def decide(self, url: str, tokens: str | Sequence[str]) -> Decision:
+    def decide(self, url: str, tokens: _Tokens) -> Decision:
         """``allowed`` with the deciding rule and the group used, for explanations."""
         token, ruleset = self._rules(tokens)
         rule = ruleset.best(path_params_query(url))
-        names = [tokens] if isinstance(tokens, str) else list(tokens)
+        names = [tokens] if isinstance(tokens, str) else list(tokens or ())
         shown = ", ".join(names) or "(no token)"
         if token is not None:
             reason = f"group for {token}"
@@ -195,7 +202,7 @@ class RobotsTxt:
             reason = f"no group for {shown} and no * group; everything allowed"
         return Decision(rule is None or rule.allow, rule, token, reason)
 
-    def crawl_delay(self, tokens: str | Sequence[str]) -> float | None:
+    def crawl_delay(self, tokens: _Tokens) -> float | None:
         """The selected group's Crawl-delay in seconds (SPEC A7: Google ignores it)."""
         for group in self._select(tokens)[1]:
             if group.crawl_delay is not None:

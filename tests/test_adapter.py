@@ -8,9 +8,8 @@ from typing import Any
 import pytest
 from scrapy.utils.test import get_crawler
 
-import scrapy_rep.adapter
 from scrapy_rep import RobotParser
-from scrapy_rep.adapter import crawler_tokens
+from scrapy_rep.adapter import configured_tokens, crawler_tokens
 
 BODY = b"""User-agent: mybot
 Disallow: /mybot-only
@@ -60,19 +59,56 @@ def test_user_agent_header_becomes_product_token(
     assert parser().allowed(url, user_agent) is allowed
 
 
-def test_browser_like_user_agent_is_mozilla_and_warns_once(
-    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+def test_browser_like_user_agent_is_mozilla_and_warns_once_per_crawler(
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    monkeypatch.setattr(scrapy_rep.adapter, "_warned_mozilla", False)
     rp = parser()
     ua = "Mozilla/5.0 (compatible; MyBot/1.0; +https://x)"
-    with caplog.at_level(logging.WARNING, logger="scrapy_rep.adapter"):
+    with caplog.at_level(logging.WARNING, logger="scrapy_rep"):
         assert rp.allowed("http://e/mybot-only", ua) is True  # obeys * as "Mozilla"
         assert rp.allowed("http://e/private", ua) is False
-        parser().allowed("http://e/x", ua)
+        assert rp.allowed("http://e/x", b"Mozilla/5.0 (X11)") is True
     warnings = [r for r in caplog.records if "ROBOTSTXT_USER_AGENT" in r.getMessage()]
     assert len(warnings) == 1
+    assert warnings[0].name == "scrapy_rep"
     assert "'Mozilla'" in warnings[0].getMessage()
+    assert "ROBOTSTXT_USER_AGENT = 'MyBot'" in warnings[0].getMessage()
+
+
+def test_from_crawler_without_crawler() -> None:
+    # Scrapy's own parsers accept crawler=None (its interface tests rely on it).
+    rp = RobotParser.from_crawler(None, BODY)  # type: ignore[arg-type]
+    assert rp.allowed("http://e/mybot-only", "MyBot/1.0") is False
+    assert rp.allowed("http://e/private", "MyBot/1.0") is True
+    assert rp.allowed("http://e/private", "*") is False
+    assert rp.crawl_delay("MyBot") == 3.0
+    assert rp.allowed("http://e/private", None) is False  # no header: only '*'
+
+
+UNICODE = """User-Agent: *
+Disallow: /wiki/K%C3%A4ytt%C3%A4j%C3%A4:
+Disallow: /raw/é
+""".encode()
+
+
+@pytest.mark.parametrize(
+    ("url", "allowed"),
+    [
+        ("https://site.local/wiki/K%C3%A4ytt%C3%A4j%C3%A4:", False),
+        # A raw non-ASCII URL is encoded as Scrapy's Request would encode it.
+        ("https://site.local/wiki/Käyttäjä:", False),
+        ("https://bücher.example/wiki/Käyttäjä:x", False),
+        ("https://site.local/raw/é", False),
+        ("https://site.local/raw/%C3%A9", False),
+        ("https://site.local/wiki/Käyttäjä", True),
+        (b"https://site.local/wiki/K\xc3\xa4ytt\xc3\xa4j\xc3\xa4:", False),
+        # Not UTF-8, or not a URL w3lib can split: matched as given, never an error.
+        (b"https://site.local/wiki/\xff", True),
+        ("https://[::1/wiki/Käyttäjä:", True),
+    ],
+)
+def test_non_ascii_url_is_encoded_like_scrapys_request(url: str | bytes, allowed: bool) -> None:
+    assert parser(UNICODE).allowed(url, "MyBot") is allowed
 
 
 def test_robotstxt_user_agent_wins() -> None:
@@ -98,10 +134,31 @@ def test_crawl_delay_of_selected_group() -> None:
 
 
 def test_crawler_tokens_order() -> None:
+    # The module-level helpers delegate to the crawler's one CrawlerTokens.
     settings = get_crawler(settings_dict={"USER_AGENT": "DemoBot/0.1 (+https://d)"}).settings
     assert crawler_tokens(settings, None) == ("DemoBot",)
     assert crawler_tokens(settings, b"Other/1") == ("Other",)
     assert crawler_tokens(settings, "123/1") == ()
+    assert configured_tokens(settings) is None
+    fixed = get_crawler(settings_dict={"REP_USER_AGENTS": ["a-bot", "b-bot"]}).settings
+    assert configured_tokens(fixed) == ("a-bot", "b-bot")
+    assert crawler_tokens(fixed, b"Other/1") == ("a-bot", "b-bot")
+
+
+def test_parser_built_from_fixed_tokens() -> None:
+    # The middleware hands its robots_parsed receivers a parser built this way.
+    rp = RobotParser(BODY, ("mybot-news",))
+    assert rp.allowed("http://e/news-only", "Other/1") is False
+    assert RobotParser(BODY, None, "MyBot/1").allowed("http://e/mybot-only", b"") is False
+
+
+def test_version_is_the_installed_metadata() -> None:
+    import importlib.metadata
+
+    import scrapy_rep
+
+    # pyproject.toml reads the version from scrapy_rep.__version__: one source.
+    assert importlib.metadata.version("scrapy-rep") == scrapy_rep.__version__
 
 
 def test_importing_core_does_not_import_scrapy() -> None:

@@ -22,8 +22,9 @@ from scrapy.crawler import Crawler
 from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.test import get_crawler
 
-from scrapy_rep import Addon
-from scrapy_rep._checks import token_warnings, warn_about_tokens
+import scrapy_rep
+from scrapy_rep import Addon, RobotParser
+from scrapy_rep._checks import warn_about_tokens
 from scrapy_rep.addon import BUILTIN_MIDDLEWARE, MIDDLEWARE, component_path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -81,6 +82,16 @@ def test_project_setting_beats_addon(name: str, value: Any) -> None:
     assert settings.getpriority(name) == SETTINGS_PRIORITIES["project"]
 
 
+def test_obey_off_leaves_the_middlewares_alone() -> None:
+    c = crawler(ROBOTSTXT_OBEY=False)
+    assert OURS not in middlewares(c)
+    assert c.settings.getdict("DOWNLOADER_MIDDLEWARES") == {}
+
+
+def test_readable_repr_in_scrapys_enabled_addons_log() -> None:
+    assert repr(Addon()) == f"scrapy_rep.Addon (scrapy-rep {scrapy_rep.__version__})"
+
+
 def test_spider_custom_settings_beat_addon() -> None:
     class Custom(Spider):
         name = "custom"
@@ -122,50 +133,23 @@ def test_user_can_disable_our_middleware_and_keep_builtin() -> None:
 # Startup checks of the robots.txt token
 
 
-@pytest.mark.parametrize(
-    ("user_agent", "robotstxt_user_agent", "listed", "expected"),
-    [
-        ("MyBot/1.0 (+https://mybot.example)", None, [], []),
-        ("Scrapy/2.19 (+https://scrapy.org)", None, [], []),
-        ("Mozilla/5.0 (compatible; MyBot/1.0)", None, [], ["browser-like", "ROBOTSTXT_USER_AGENT"]),
-        ("Mozilla/5.0 (compatible; MyBot/1.0)", "MyBot", [], []),
-        ("Mozilla/5.0", None, ["mybot-news", "mybot"], []),
-        ("", None, [], ["no product token", "ROBOTSTXT_USER_AGENT"]),
-        ("2bot/1.0", None, [], ["no product token"]),
-        ("MyBot", "My Bot", [], ["ROBOTSTXT_USER_AGENT value 'My Bot'", "obeyed as 'My'"]),
-        ("MyBot", "MyBot/2.0", [], ["set it to 'MyBot'"]),
-        ("MyBot", "/x", [], ["is ignored"]),
-        ("MyBot", "mozilla", [], ["names 'Mozilla'"]),
-        ("MyBot", None, ["ok-bot", "bad bot!"], ["REP_USER_AGENTS value 'bad bot!'"]),
-    ],
-)
-def test_token_warnings(
-    user_agent: str, robotstxt_user_agent: str | None, listed: list[str], expected: list[str]
-) -> None:
-    warnings = token_warnings(user_agent, robotstxt_user_agent, listed)
-    if not expected:
-        assert warnings == []
-    else:
-        assert len(warnings) == 1
-        for part in expected:
-            assert part in warnings[0]
-
-
 def test_addon_warns_about_browser_like_user_agent_once(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    with caplog.at_level(logging.WARNING, logger="scrapy_rep._checks"):
+    with caplog.at_level(logging.WARNING, logger="scrapy_rep"):
         c = crawler(USER_AGENT="Mozilla/5.0 (X11; Linux x86_64)")
-        assert warn_about_tokens(c) == []  # already reported for this crawler
-    messages = [r.getMessage() for r in caplog.records if r.name == "scrapy_rep._checks"]
+        RobotParser.from_crawler(c, b"")
+        assert len(warn_about_tokens(c)) == 1  # already logged for this crawler
+    # Under the public logger name, once though three components looked.
+    messages = [r.getMessage() for r in caplog.records if r.name == "scrapy_rep"]
     assert len(messages) == 1
     assert "set ROBOTSTXT_USER_AGENT = 'MyBot'" in messages[0]
 
 
 def test_no_token_warning_when_not_obeying(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="scrapy_rep._checks"):
+    with caplog.at_level(logging.WARNING, logger="scrapy_rep"):
         crawler(USER_AGENT="Mozilla/5.0", ROBOTSTXT_OBEY=False)
-    assert not [r for r in caplog.records if r.name == "scrapy_rep._checks"]
+    assert not [r for r in caplog.records if r.name.startswith("scrapy_rep")]
 
 
 # A real crawl with the add-on
@@ -199,7 +183,8 @@ def site(http_server: ScriptedServer) -> ScriptedServer:
     return http_server
 
 
-def run_spider(tmp_path: Path, base: str, *settings: str) -> list[str]:
+def run_spider(tmp_path: Path, base: str, *settings: str) -> tuple[list[str], str]:
+    """The paths the spider fetched, and the crawl's log."""
     spider = tmp_path / "paths_spider.py"
     spider.write_text(_SPIDER)
     items = tmp_path / "items.json"
@@ -233,17 +218,21 @@ def run_spider(tmp_path: Path, base: str, *settings: str) -> list[str]:
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    return sorted(item["url"].removeprefix(base) for item in json.loads(items.read_text()))
+    fetched = sorted(item["url"].removeprefix(base) for item in json.loads(items.read_text()))
+    return fetched, result.stderr
 
 
 def test_crawl_with_addon_obeys_robots(tmp_path: Path, site: ScriptedServer) -> None:
-    fetched = run_spider(tmp_path, site.origin)
+    fetched, log = run_spider(tmp_path, site.origin)
     assert fetched == ["/", "/public.html"]
+    assert "Enabled addons:\n[scrapy_rep.Addon (scrapy-rep " in log
     assert "/private/page.html" not in site.paths()
     assert site.count("/robots.txt") == 1
 
 
 def test_crawl_user_setting_beats_addon(tmp_path: Path, site: ScriptedServer) -> None:
-    fetched = run_spider(tmp_path, site.origin, "ROBOTSTXT_OBEY=False")
+    fetched, log = run_spider(tmp_path, site.origin, "ROBOTSTXT_OBEY=False")
     assert fetched == ["/", "/private/page.html", "/public.html"]
+    # As quiet as Scrapy's own middleware when obeying is off.
+    assert [line for line in log.splitlines() if "WARNING" in line and "scrapy_rep" in line] == []
     assert site.count("/robots.txt") == 0

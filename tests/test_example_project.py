@@ -72,7 +72,8 @@ def test_demo_report_pages_fetched(demo: subprocess.CompletedProcess[str]) -> No
         ]
     )
     assert re.search(
-        r"^  http://\S+/private/  \(allowed by line 4: Allow: /private/index.html\)$",
+        r"^  http://\S+/private/  \(allowed by line 4: Allow: /private/index.html, "
+        r"which Google also reads as Allow: /private/\$\)$",
         fetched,
         re.M,
     )

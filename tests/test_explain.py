@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +20,7 @@ from scrapy_rep._explain import (
     describe_error,
     explain,
     explain_report,
+    format_rule,
     format_source,
     format_text,
     line_texts,
@@ -63,6 +66,14 @@ def test_index_html_allow_also_allows_the_directory() -> None:
     assert result["rule"]["line"] == 5
     assert result["rule"]["pattern"] == "/private/$"
     assert result["rule"]["text"] == "Allow: /private/index.html"
+    # Said as Google's rule, not as if /private/index.html matched /private/.
+    assert format_rule(result["rule"]) == (
+        "line 5: Allow: /private/index.html, which Google also reads as Allow: /private/$"
+    )
+    rebuilt = explain(RobotsTxt.parse(ROBOTS), "https://a.example/private/", ["MyBot"], SOURCE)
+    assert format_rule(rebuilt["rule"]).endswith("which Google also reads as Allow: /private/$")
+    literal = entry("https://a.example/d/", ["MyBot"], b"User-agent: *\nDisallow: /\nAllow: /d/$\n")
+    assert format_rule(literal["rule"]) == "line 3: Allow: /d/$"
 
 
 def test_dollar_anchor_only_at_the_end() -> None:
@@ -106,7 +117,7 @@ def test_text_form() -> None:
         "  rule:   line 4: Disallow: /private/",
         "  group:  group for MyBot",
         "  tokens: MyBot",
-        "  source: robots.txt: local file robots.txt",
+        "  source: local file robots.txt",
     ]
 
 
@@ -198,12 +209,30 @@ def test_unresolved_url_is_reported_as_error() -> None:
     [
         ("MyBot", ["MyBot"]),
         ("MyBot/1.0 (+https://x)", ["MyBot"]),
-        ("mybot-news,mybot", ["mybot-news", "mybot"]),
-        ("2bot", []),
+        ("mybot-news, mybot", ["mybot-news", "mybot"]),
+        ("*", []),
     ],
 )
 def test_cli_tokens(value: str, tokens: list[str]) -> None:
     assert parse_tokens(value) == tokens
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (
+            "My Bot/1.0",
+            "'My Bot/1.0': robots.txt reads it as 'My' (a token is letters, '-' and "
+            "'_'); give the token your crawler answers to, e.g. MyBot",
+        ),
+        ("bot2", "'bot2': robots.txt reads it as 'bot'"),
+        ("2bot", "'2bot': robots.txt finds no product token in it"),
+        ("mybot,news bot", "'news bot': robots.txt reads it as 'news'"),
+    ],
+)
+def test_cli_tokens_refuse_what_robots_txt_would_misread(value: str, message: str) -> None:
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}"):
+        parse_tokens(value)
 
 
 @pytest.fixture
@@ -263,12 +292,29 @@ def test_python_m_reads_stdin() -> None:
     assert json.loads(result.stdout)[0]["rule"]["text"] == "Disallow: /*.pdf$"
 
 
+def test_main_text_names_stdin(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(ROBOTS)))
+    assert main(["-", "MyBot", "http://a/x.pdf"]) == 1
+    assert capsys.readouterr().out.splitlines()[-1] == "  source: stdin"
+
+
+def test_main_refuses_a_misread_token(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["-", "My Bot/1.0", "http://a/"])
+    assert exited.value.code == 2
+    assert "token 'My Bot/1.0': robots.txt reads it as 'My'" in capsys.readouterr().err
+
+
 # scrapy robots: the Scrapy command (subprocesses, as a user runs it)
 
 REPO = Path(__file__).resolve().parent.parent
 
 
-def scrapy_robots(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def scrapy_robots(
+    *args: str, cwd: Path, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
@@ -276,6 +322,7 @@ def scrapy_robots(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "scrapy", "robots", *args],
         cwd=cwd,
+        input=stdin,
         env=env,
         capture_output=True,
         text=True,
@@ -289,10 +336,23 @@ def test_command_file_mode_text(robots_file: Path, tmp_path: Path) -> None:
         "--file", str(robots_file), "--user-agent", "MyBot", "http://a/private/x", cwd=tmp_path
     )
     assert result.returncode == 1, result.stderr
-    assert result.stdout.splitlines()[:3] == [
+    assert result.stdout.splitlines() == [
         "DISALLOWED  http://a/private/x",
         "  rule:   line 4: Disallow: /private/",
         "  group:  group for MyBot",
+        "  tokens: MyBot",
+        f"  source: local file {robots_file}",
+    ]
+
+
+def test_command_reads_stdin(tmp_path: Path) -> None:
+    result = scrapy_robots(
+        "--file", "-", "--user-agent", "*", "http://a/x", cwd=tmp_path, stdin=ROBOTS.decode()
+    )
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.splitlines()[-2:] == [
+        "  tokens: (none: only * applies)",
+        "  source: stdin",
     ]
 
 
@@ -307,12 +367,18 @@ def test_command_file_mode_json_default_token_outside_project(
     assert only["reason"] == "no group for Scrapy; used *"
 
 
-def test_command_usage_errors(tmp_path: Path) -> None:
+def test_command_usage_errors(tmp_path: Path, robots_file: Path) -> None:
     assert scrapy_robots(cwd=tmp_path).returncode == 2
     assert scrapy_robots("not-a-url", cwd=tmp_path).returncode == 2
     missing = scrapy_robots("--file", str(tmp_path / "nope.txt"), "http://a/", cwd=tmp_path)
     assert missing.returncode == 2
     assert "cannot read" in missing.stderr
+    misread = scrapy_robots(
+        "--file", str(robots_file), "--user-agent", "My Bot/1.0", "http://a/", cwd=tmp_path
+    )
+    assert misread.returncode == 2
+    assert "--user-agent 'My Bot/1.0': robots.txt reads it as 'My'" in misread.stderr
+    assert "e.g. MyBot" in misread.stderr
 
 
 def test_command_fetches_through_scrapy(

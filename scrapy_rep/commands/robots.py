@@ -22,8 +22,8 @@ from scrapy.exceptions import UsageError
 from scrapy.settings import SETTINGS_PRIORITIES
 
 from scrapy_rep.__main__ import parse_tokens
+from scrapy_rep._checks import settings_tokens
 from scrapy_rep._explain import explain, format_text, line_texts
-from scrapy_rep.adapter import crawler_tokens
 from scrapy_rep.commands._online import enable_middleware, explain_online
 from scrapy_rep.robotstxt import RobotsTxt
 
@@ -55,7 +55,7 @@ class Command(ScrapyCommand):
         return (
             "For each URL: allowed or disallowed, the deciding rule and its line, "
             "the group used and why, and the origin's robots.txt outcome. "
-            "Exit status 0 if all are allowed, 1 if any is disallowed."
+            "Exit status 0 if all are allowed, 1 if any is disallowed, 2 on a usage error."
         )
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
@@ -63,11 +63,13 @@ class Command(ScrapyCommand):
         parser.add_argument(
             "--user-agent",
             metavar="TOKEN",
-            help="the crawler's robots.txt token(s), e.g. MyBot or 'mybot-news,mybot' "
-            "(default: from the settings, as the middleware picks it)",
+            help="the crawler's robots.txt token(s), e.g. MyBot or 'mybot-news,mybot', "
+            "'*' for none (default: from the settings, as the middleware picks it)",
         )
         parser.add_argument(
-            "--file", metavar="ROBOTS_TXT", help="read this local robots.txt; fetch nothing"
+            "--file",
+            metavar="ROBOTS_TXT",
+            help="read this local robots.txt ('-' for stdin); fetch nothing",
         )
         parser.add_argument("--json", action="store_true", help="print JSON instead of text")
 
@@ -90,9 +92,12 @@ class Command(ScrapyCommand):
                 file=sys.stderr,
             )
         if opts.user_agent is not None:
-            tokens = parse_tokens(opts.user_agent)
+            try:
+                tokens = parse_tokens(opts.user_agent)
+            except ValueError as exc:
+                raise UsageError(f"--user-agent {exc}", print_help=False) from exc
         else:
-            tokens = list(crawler_tokens(settings, None))
+            tokens = list(settings_tokens(settings).default)
         if opts.file is not None:
             entries = self._explain_file(Path(opts.file), args, tokens)
         else:
@@ -105,7 +110,7 @@ class Command(ScrapyCommand):
 
     def _explain_file(self, path: Path, urls: list[str], tokens: list[str]) -> list[dict[str, Any]]:
         try:
-            body = path.read_bytes()
+            body = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
         except OSError as exc:
             raise UsageError(
                 f"cannot read {path}: {exc.strerror or exc}", print_help=False

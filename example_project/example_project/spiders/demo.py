@@ -98,6 +98,6 @@ class DemoSpider(scrapy.Spider):
             await maybe_deferred_to_future(self.site.stop())
 
     def _tokens(self) -> list[str]:
-        from scrapy_rep.adapter import crawler_tokens
+        from scrapy_rep import CrawlerTokens
 
-        return list(crawler_tokens(self.crawler.settings, None))
+        return list(CrawlerTokens.from_settings(self.crawler.settings).default)
