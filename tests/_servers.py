@@ -32,7 +32,7 @@ Answers are scripted per path (exact path incl. query first, then the path witho
         # target=other.url("/x") ends the chain on another server (route "/x" there yourself)
 
 :class:`Reply` fields (all optional): ``status`` (200), ``body`` (bytes or str), ``headers``,
-``gzip`` (send the body gzip-compressed with ``Content-Encoding: gzip``), ``delay`` (seconds to
+``headers`` (a value may be a list: one header line each), ``gzip`` (send the body gzip-compressed with ``Content-Encoding: gzip``), ``delay`` (seconds to
 wait server-side before answering), ``release`` (a ``threading.Event``: do not answer until it
 is set), ``hang`` (never answer; the connection stays open until the server closes — the client
 times out), ``reset`` (abort the connection with a TCP RST, no answer), ``chunk_size`` (stream
@@ -105,7 +105,7 @@ import tempfile
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -133,7 +133,7 @@ class Reply:
 
     status: int = 200
     body: bytes | str = b""
-    headers: Mapping[str, str] = field(default_factory=dict)
+    headers: Mapping[str, str | Sequence[str]] = field(default_factory=dict)
     gzip: bool = False
     delay: float = 0.0
     release: threading.Event | None = None
@@ -459,7 +459,9 @@ class ScriptedServer:
         seen.status = reply.status
         h.send_response(reply.status)
         for name, value in headers.items():
-            h.send_header(name, value)
+            # A list sends one header line per value (e.g. several X-Robots-Tag).
+            for line in [value] if isinstance(value, str) else value:
+                h.send_header(name, line)
         h.send_header("Content-Length", str(len(body)))
         h.end_headers()
         if h.command == "HEAD":
