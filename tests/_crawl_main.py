@@ -7,8 +7,8 @@ response), ``extra`` (list of {url, at, meta,
 dont_filter}), ``hosts`` (name → IP for ``_resolver.MappedResolver``), ``result`` (path the
 JSON result is written to). Written on exit: ``stats``, ``responses``, ``response_times``
 (seconds since spider_opened), ``statuses``, ``errbacks``, ``reached_downloader``,
-``dropped``, ``items`` (scraped, as dicts), ``close_reason``, ``cpu_time`` (CPU seconds of the crawl process from
-spider_opened to spider_closed).
+``dropped``, ``items`` (scraped, as dicts), ``close_reason``, ``cpu_time`` (CPU seconds of the
+crawl process from spider_opened to spider_closed).
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ Answers are scripted per path (exact path incl. query first, then the path witho
         # target=other.url("/x") ends the chain on another server (route "/x" there yourself)
 
 :class:`Reply` fields (all optional): ``status`` (200), ``body`` (bytes or str), ``headers``,
-``headers`` (a value may be a list: one header line each), ``gzip`` (send the body gzip-compressed with ``Content-Encoding: gzip``), ``delay`` (seconds to
+``gzip`` (send the body gzip-compressed with ``Content-Encoding: gzip``), ``delay`` (seconds to
 wait server-side before answering), ``release`` (a ``threading.Event``: do not answer until it
 is set), ``hang`` (never answer; the connection stays open until the server closes — the client
 times out), ``reset`` (abort the connection with a TCP RST, no answer), ``chunk_size`` (stream
@@ -41,6 +41,7 @@ bytes actually sent before the client hung up; ``chunk_delay`` paces the chunks,
 that stops reading early is visible in ``bytes_sent``), ``truncate_at`` (announce the full
 Content-Length, send only that many body bytes, then close: a broken response).
 ``Reply.retry_after(429, 1)`` adds ``Retry-After``; ``Reply.text(body, ...)`` is text/plain.
+A ``headers`` value may be a list: one header line per value (``{"X-Robots-Tag": ["a", "b"]}``).
 
 Paths with no route: ``/page/...`` (and ``/`` ) answer 200 HTML whose body links to the URLs
 set with ``srv.links("/page/1", [...])`` (relative or absolute); anything else is 404 —
