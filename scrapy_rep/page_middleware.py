@@ -22,7 +22,7 @@ per page at DEBUG.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
     from scrapy.spiders import Spider
 
-__all__ = ["META_KEY", "PageRobotsMiddleware", "PageSettings", "page_tokens"]
+__all__ = ["META_KEY", "PageRobotsMiddleware", "PageSettings", "page_tokens", "response_rules"]
 
 logger = logging.getLogger(__name__)
 
@@ -130,19 +130,9 @@ class PageRobotsMiddleware:
         return rules
 
     def _compute(self, response: Response) -> PageRules:
-        headers = response.headers.getlist(b"X-Robots-Tag")
-        body: bytes | None = None
-        encoding: str | None = None
-        # SPEC D1: meta tags are read from HTML only; other types have headers.
-        if isinstance(response, HtmlResponse):
-            body = response.body
-            content_type = response.headers.get(b"Content-Type")
-            if content_type:
-                encoding = http_content_type_encoding(content_type.decode("latin-1"))
         request = response.request
         user_agent = request.headers.get(b"User-Agent") if request is not None else None
-        tokens = self._tokens_for(user_agent)
-        return page_rules(headers, body, tokens, datetime.now(timezone.utc), encoding)
+        return response_rules(response, self._tokens_for(user_agent), datetime.now(timezone.utc))
 
     def _tokens_for(self, user_agent: bytes | None) -> tuple[str, ...]:
         tokens = self._tokens.get(user_agent)
@@ -286,6 +276,20 @@ class _Page:
                 url,
                 _why(self.rules),
             )
+
+
+def response_rules(response: Response, tokens: Sequence[str], now: datetime) -> PageRules:
+    """The rules ``response`` sets for a crawler answering to ``tokens``, at ``now``."""
+    headers = response.headers.getlist(b"X-Robots-Tag")
+    body: bytes | None = None
+    encoding: str | None = None
+    # SPEC D1: meta tags are read from HTML only; other types have headers.
+    if isinstance(response, HtmlResponse):
+        body = response.body
+        content_type = response.headers.get(b"Content-Type")
+        if content_type:
+            encoding = http_content_type_encoding(content_type.decode("latin-1"))
+    return page_rules(headers, body, tokens, now, encoding)
 
 
 def _why(rules: PageRules) -> str:
