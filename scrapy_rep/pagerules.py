@@ -65,7 +65,8 @@ class PageRules:
     its links (``nofollow``, ``none``); ``unavailable_after``: the earliest
     valid such moment (UTC) that applies, passed or not; ``directives``: every
     directive read, normalised, per agent (``"*"`` for all crawlers, otherwise
-    the folded product token), including agents this crawler is not.
+    the folded product token). X-Robots-Tag lines scoped to other crawlers are
+    kept too; meta tags are read for ``robots`` and this crawler's tokens only.
     """
 
     noindex: bool = False
@@ -110,15 +111,20 @@ def page_rules(
     ``encoding``: the body's encoding when known; ``now``: an aware datetime,
     the moment ``unavailable_after`` is compared with.
     """
+    # SPEC D4: "robots" and every one of the crawler's tokens apply.
+    mine = {ALL_AGENTS, *(fold(product_token(t)) for t in tokens)} - {""}
     found = _Found()
     for line in headers:
         _read_header_line(found, line)
     if body:
-        for name, content in _meta_robots(body, encoding):
+        # Meta tags share their names with every other use of <meta>
+        # (description, viewport…): only the ones meant for this crawler are read.
+        needles = (b"robots", *(a.encode("ascii") for a in mine if a != ALL_AGENTS))
+        for name, content in _meta_robots(body, encoding, needles):
             agent = _agent(name)
-            if agent is not None:
+            if agent in mine:
                 _read_directives(found, agent, content.split(","))
-    return found.rules(tokens, now)
+    return found.rules(mine, now)
 
 
 class _Found:
@@ -135,12 +141,10 @@ class _Found:
             directives = self.by_agent[agent] = {}
         directives[directive] = None
 
-    def rules(self, tokens: Sequence[str], now: datetime) -> PageRules:
+    def rules(self, mine: set[str], now: datetime) -> PageRules:
+        """The rules for the agents in ``mine``: the most restrictive directive wins (SPEC D4)."""
         if not self.by_agent:
             return NO_RULES
-        # SPEC D4: "robots" and every one of the crawler's tokens apply; the
-        # most restrictive directive among them wins.
-        mine = {ALL_AGENTS, *(fold(product_token(t)) for t in tokens)}
         noindex = nofollow = False
         earliest: datetime | None = None
         for agent, directives in self.by_agent.items():
@@ -228,9 +232,18 @@ def _agent(name: str) -> str | None:
     return fold(token) if token else None
 
 
-def _meta_robots(body: bytes, encoding: str | None) -> list[tuple[str, str]]:
-    """``(name, content)`` of the head's meta tags that have both (SPEC D3)."""
+def _meta_robots(
+    body: bytes, encoding: str | None, needles: Sequence[bytes]
+) -> list[tuple[str, str]]:
+    """``(name, content)`` of the head's meta tags that have both (SPEC D3).
+
+    Only tags containing one of ``needles`` (lower-case) anywhere are parsed: a
+    page that names no robot at all is not scanned.
+    """
     window = _ascii_compatible(body[:HEAD_LIMIT], encoding)
+    lowered = window.lower()
+    if not any(needle in lowered for needle in needles):
+        return []
     found: list[tuple[str, str]] = []
     pos = 0
     while True:
@@ -246,11 +259,13 @@ def _meta_robots(body: bytes, encoding: str | None) -> list[tuple[str, str]]:
             rest = _TAG_REST.match(window, step.end())
             if rest is None:  # an unclosed tag runs to the end of the input
                 return found
-            attributes = _attributes(window[step.end() : rest.end() - 1])
+            pos = rest.end()
+            if not any(needle in lowered[step.end() : pos] for needle in needles):
+                continue
+            attributes = _attributes(window[step.end() : pos - 1])
             name, content = attributes.get("name"), attributes.get("content")
             if name is not None and content is not None:
                 found.append((name, content))
-            pos = rest.end()
         elif step.group(3):  # <script>, <style>…: their text is not markup
             closer = _CLOSERS[step.group(3).lower()].search(window, step.end())
             if closer is None:
