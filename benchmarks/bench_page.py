@@ -34,7 +34,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_crawl import FAST, ROBOTS, bench_server, crawl  # noqa: E402
+from _crawl import run_crawl  # noqa: E402
+from bench_crawl import FAST, ROBOTS, bench_server  # noqa: E402
 
 ADDON: dict[str, Any] = {
     "ADDONS": {"scrapy_rep.Addon": 0},
@@ -155,7 +156,7 @@ def per_crawl(args: argparse.Namespace, small_cost: float) -> None:
         ][: args.pages]
         for _ in range(args.repeat):
             for name, settings in variants.items():
-                result = crawl(urls, {**FAST, **settings, "ITEM_PIPELINES": {}})
+                result = run_crawl(urls, {**FAST, **settings}, items=True, timeout=600)
                 if len(result.responses) != len(urls):
                     raise SystemExit(f"{name}: fetched {len(result.responses)} of {len(urls)}")
                 cpu[name].append((result.cpu_time or 0.0) / len(urls))

@@ -26,6 +26,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Se
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
 
 from itemadapter import ItemAdapter
 from scrapy import Request
@@ -82,7 +83,7 @@ class PageSettings:
 
     @staticmethod
     def enabled(settings: BaseSettings) -> bool:
-        """Page rules are obeyed when robots.txt is, unless REP_PAGE_RULES is False."""
+        """Page rules are obeyed when robots.txt is, unless REP_PAGE_RULES is False (SPEC D8)."""
         return _bool(settings, "ROBOTSTXT_OBEY", False) and _bool(settings, "REP_PAGE_RULES", True)
 
 
@@ -103,6 +104,7 @@ class PageRobotsMiddleware:
         self._stats = crawler.stats
         self._tokens: dict[bytes | None, tuple[str, ...]] = {}
         self._unmarkable: set[type] = set()
+        self._judged: WeakKeyDictionary[Response, PageRules | None] = WeakKeyDictionary()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> PageRobotsMiddleware:
@@ -115,14 +117,16 @@ class PageRobotsMiddleware:
 
     def rules(self, response: Response) -> PageRules | None:
         """The page's rules, computed once per response; None when it is not judged."""
+        if response in self._judged:
+            return self._judged[response]
+        # Not read back from the meta: a callback that copies response.meta into
+        # its requests would hand this page's rules to the next one.
         meta = response.meta
-        rules = meta.get(META_KEY)
-        if isinstance(rules, PageRules):
-            return rules
         if meta.get("dont_obey_robotstxt"):
+            self._judged[response] = None
             return None
         rules = self._compute(response)
-        meta[META_KEY] = rules
+        meta[META_KEY] = self._judged[response] = rules
         if rules.nofollow:
             self._stats.inc_value("robotspage/pages/nofollow")
         if rules.noindex:
@@ -259,7 +263,7 @@ class _Page:
                 "Dropped %d request(s) from %s: the page says nofollow (%s)",
                 self.nofollow_dropped,
                 url,
-                _why(self.rules),
+                _Why(self.rules),
             )
         if self.rel_dropped:
             stats.inc_value("robotspage/requests/rel_nofollow", self.rel_dropped)
@@ -274,7 +278,7 @@ class _Page:
                 "Dropped %d item(s) from %s: the page says noindex (%s); REP_PAGE_NOINDEX = 'drop'",
                 self.items_dropped,
                 url,
-                _why(self.rules),
+                _Why(self.rules),
             )
 
 
@@ -292,8 +296,14 @@ def response_rules(response: Response, tokens: Sequence[str], now: datetime) -> 
     return page_rules(headers, body, tokens, now, encoding)
 
 
-def _why(rules: PageRules) -> str:
-    return "; ".join(f"{agent}: {', '.join(found)}" for agent, found in rules.directives)
+class _Why:
+    """The directives of a page, formatted only if the log line is emitted."""
+
+    def __init__(self, rules: PageRules) -> None:
+        self.rules = rules
+
+    def __str__(self) -> str:
+        return "; ".join(f"{agent}: {', '.join(d)}" for agent, d in self.rules.directives)
 
 
 def _rel_nofollow_urls(response: Response) -> frozenset[str]:

@@ -151,6 +151,7 @@ class _Found:
             if agent not in mine:
                 continue
             for directive in directives:
+                # SPEC D2: none = noindex, nofollow.
                 if directive in ("noindex", "none"):
                     noindex = True
                 if directive in ("nofollow", "none"):

@@ -59,6 +59,18 @@ def test_rules_are_on_the_meta_before_the_callback_and_computed_once() -> None:
     assert stats(mw) == {"robotspage/pages/nofollow": 1}
 
 
+def test_rules_copied_with_the_meta_are_not_reused() -> None:
+    mw = middleware()
+    parent = html('<meta name="robots" content="none">')
+    mw.process_spider_input(parent)
+    child = html("")
+    child.request.meta.update(parent.meta)  # type: ignore[union-attr]
+    mw.process_spider_input(child)
+    assert child.meta[META_KEY] == PageRules()
+    request = Request(URL + "/a")
+    assert run(mw, child, [request]) == [request]
+
+
 def test_off_and_misconfigured() -> None:
     with pytest.raises(NotConfigured):
         middleware(REP_PAGE_RULES=False)
@@ -149,3 +161,30 @@ def test_async_output_is_filtered_the_same() -> None:
     assert asyncio.run(collect()) == []
     assert stats(mw)["robotspage/requests/nofollow"] == 1
     assert stats(mw)["robotspage/items/dropped"] == 1
+
+
+def _spider_middlewares(**settings: Any) -> list[str]:
+    from scrapy.core.spidermw import SpiderMiddlewareManager
+
+    from scrapy_rep.addon import component_path
+
+    crawler = get_crawler(settings_dict={"ADDONS": {"scrapy_rep.Addon": 0}, **settings})
+    return [
+        component_path(m)
+        for m in SpiderMiddlewareManager._get_mwlist_from_settings(crawler.settings)
+    ]
+
+
+def test_the_addon_wires_it_nearest_the_spider_and_the_user_wins() -> None:
+    ours = "scrapy_rep.page_middleware.PageRobotsMiddleware"
+    enabled = _spider_middlewares()
+    # After DepthMiddleware (900): nearest the spider of Scrapy's own that change requests.
+    assert (
+        enabled.index(ours) == enabled.index("scrapy.spidermiddlewares.depth.DepthMiddleware") + 1
+    )
+    assert ours not in _spider_middlewares(SPIDER_MIDDLEWARES={ours: None})
+    assert ours not in _spider_middlewares(
+        SPIDER_MIDDLEWARES={"scrapy_rep.PageRobotsMiddleware": None}
+    )
+    moved = _spider_middlewares(SPIDER_MIDDLEWARES={PageRobotsMiddleware: 10})
+    assert moved.index(ours) < moved.index("scrapy.spidermiddlewares.depth.DepthMiddleware")
