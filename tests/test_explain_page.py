@@ -64,8 +64,9 @@ def test_page_rules_in_text_for_another_token(tmp_path: Path, http_server: Scrip
     result = scrapy_robots("--page", "--user-agent", "OtherBot", url, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     page_line = result.stdout.splitlines()[-1]
+    # Headers scoped to other crawlers are shown; meta tags only for robots and our tokens.
     assert page_line == (
-        "  page:   HTTP 200, noindex (otherbot: noindex; mybot: noindex, nofollow; *: noarchive)"
+        "  page:   HTTP 200, noindex (otherbot: noindex; mybot: noindex; *: noarchive)"
     )
 
 
