@@ -242,7 +242,7 @@ class _Page:
             return output
         try:
             ItemAdapter(output)[self.config.noindex_field] = True
-        except KeyError:
+        except (KeyError, AttributeError, TypeError):  # no such field, a frozen dataclass…
             self.middleware._cannot_mark(output)
         else:
             self.middleware._stats.inc_value("robotspage/items/marked")

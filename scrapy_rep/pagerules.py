@@ -108,9 +108,11 @@ def page_rules(
 
     ``headers``: the values of every ``X-Robots-Tag`` header line; ``body``:
     an HTML body (None for other responses: headers only, SPEC D1);
-    ``encoding``: the body's encoding when known; ``now``: an aware datetime,
-    the moment ``unavailable_after`` is compared with.
+    ``encoding``: the body's encoding when known; ``now``: the moment
+    ``unavailable_after`` is compared with (naive = UTC).
     """
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=timezone.utc)
     # SPEC D4: "robots" and every one of the crawler's tokens apply.
     mine = {ALL_AGENTS, *(fold(product_token(t)) for t in tokens)} - {""}
     found = _Found()

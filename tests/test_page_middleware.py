@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -26,6 +27,11 @@ class Declared(scrapy.Item):
 
 class Undeclared(scrapy.Item):
     title = scrapy.Field()
+
+
+@dataclass(frozen=True)
+class Frozen:
+    rep_noindex: bool = False
 
 
 def middleware(**settings: Any) -> PageRobotsMiddleware:
@@ -87,15 +93,15 @@ def test_off_and_misconfigured() -> None:
 def test_noindex_marks_items_that_can_carry_the_mark(caplog: pytest.LogCaptureFixture) -> None:
     mw = middleware()
     response = html('<meta name="robots" content="noindex">')
-    items = [{"a": 1}, Declared(title="t"), Undeclared(title="u"), Undeclared(title="v")]
+    items = [{"a": 1}, Declared(title="t"), Undeclared(title="u"), Undeclared(title="v"), Frozen()]
     with caplog.at_level(logging.WARNING):
         out = run(mw, response, items)
     assert out == items
     assert out[0]["rep_noindex"] is True and out[1]["rep_noindex"] is True
     assert "rep_noindex" not in out[2]
     assert stats(mw)["robotspage/items/marked"] == 2
-    assert stats(mw)["robotspage/items/unmarked"] == 2
-    assert caplog.text.count("cannot be marked") == 1  # once per item type
+    assert stats(mw)["robotspage/items/unmarked"] == 3
+    assert caplog.text.count("cannot be marked") == 2  # once per item type
 
 
 def test_a_field_of_your_own() -> None:

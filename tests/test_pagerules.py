@@ -106,6 +106,7 @@ def test_unavailable_after_is_noindex_from_that_moment_on() -> None:
     header = ["unavailable_after: 2026-01-01T00:00:00Z"]
     assert not rules(header, now=datetime(2025, 12, 31, 23, 59, 59, tzinfo=timezone.utc)).noindex
     assert rules(header, now=NOW).noindex
+    assert rules(header, now=NOW.replace(tzinfo=None)).noindex  # naive = UTC
     # The earliest valid date wins; an invalid one is ignored (Google: "the rule is ignored").
     two = rules(["unavailable_after: 2030-01-01", "unavailable_after: 2020-01-01"])
     assert two.unavailable_after == datetime(2020, 1, 1, tzinfo=timezone.utc)
