@@ -13,6 +13,10 @@ stdin); for a fetched
 robots.txt the middleware's ``OriginReport`` fields ``origin``, ``outcome``,
 ``status``, ``redirects`` (URLs followed), ``truncated``, ``fetched_at``,
 ``expires_at`` (epoch seconds), ``error``, ``stale`` and ``crawl_delay``.
+With ``scrapy robots --page`` an entry also has ``page``: ``{"url"`` (after
+redirects), ``"status"``, ``"noindex"``, ``"nofollow"``, ``"unavailable_after"``
+(ISO 8601 or None), ``"directives"`` (per agent, ``"*"`` for all crawlers)``}``
+or ``{"url", "error"}`` when the page could not be fetched (SPEC D).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
+from scrapy_rep.pagerules import PageRules
 from scrapy_rep.parser import prepare_body
 from scrapy_rep.robotstxt import Decision, RobotsTxt
 
@@ -29,11 +34,13 @@ __all__ = [
     "describe_error",
     "explain",
     "explain_report",
+    "format_page",
     "format_rule",
     "format_source",
     "format_text",
     "line_texts",
     "origin_source",
+    "page_entry",
 ]
 
 # What ``RobotsTxtMiddleware.resolve`` reports about an origin (its OriginReport).
@@ -188,8 +195,32 @@ def format_text(entries: Sequence[Mapping[str, Any]]) -> str:
             lines.append(f"  why:    {entry['reason']}")
         lines.append(f"  tokens: {', '.join(entry['tokens']) or '(none: only * applies)'}")
         lines.append(f"  source: {format_source(entry['source'])}")
+        if entry.get("page") is not None:
+            lines.append(f"  page:   {format_page(entry['page'], entry['url'])}")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
+
+
+def page_entry(url: str, status: int, rules: PageRules) -> dict[str, Any]:
+    """The JSON-able ``page`` of an explanation: what a fetched page asks (SPEC D)."""
+    return {"url": url, "status": status, **rules.to_dict()}
+
+
+def format_page(page: Mapping[str, Any], requested: str | None = None) -> str:
+    """``HTTP 200, nofollow (*: nofollow; otherbot: noindex)`` for a fetched page.
+
+    The page's URL is shown when it is not ``requested`` (a redirect was followed).
+    """
+    if page.get("error"):
+        return f"not fetched: {page['error']}"
+    verdicts = [name for name in ("noindex", "nofollow") if page.get(name)]
+    parts = [f"HTTP {page.get('status')}", " + ".join(verdicts) or "index, follow"]
+    if page.get("unavailable_after"):
+        parts.append(f"unavailable_after {page['unavailable_after']}")
+    directives = page.get("directives") or {}
+    found = "; ".join(f"{agent}: {', '.join(d)}" for agent, d in directives.items())
+    text = ", ".join(parts) + f" ({found or 'no robots meta tags or X-Robots-Tag'})"
+    return text if page.get("url") in (None, requested) else f"{text}, at {page['url']}"
 
 
 def _duration(seconds: float) -> str:

@@ -1,7 +1,8 @@
 """``ADDONS = {"scrapy_rep.Addon": 0}``: scrapy-rep in one line.
 
 The add-on replaces Scrapy's robots.txt middleware with ``scrapy_rep.RobotsTxtMiddleware``
-(which also drops disallowed requests before they are scheduled), makes
+(which also drops disallowed requests before they are scheduled), adds the spider
+middleware ``scrapy_rep.PageRobotsMiddleware`` (robots meta tags, X-Robots-Tag), makes
 ``scrapy_rep.RobotParser`` the ``ROBOTSTXT_PARSER`` and sets ``ROBOTSTXT_OBEY = True``.
 When the user sets ``ROBOTSTXT_OBEY = False`` the middlewares are left as they are.
 Everything is set at the "addon" priority, so whatever settings.py, a spider's
@@ -23,12 +24,24 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.settings import Settings
 
-__all__ = ["BUILTIN_MIDDLEWARE", "MIDDLEWARE", "MIDDLEWARE_ORDER", "Addon", "component_path"]
+__all__ = [
+    "BUILTIN_MIDDLEWARE",
+    "MIDDLEWARE",
+    "MIDDLEWARE_ORDER",
+    "PAGE_MIDDLEWARE",
+    "PAGE_MIDDLEWARE_ORDER",
+    "Addon",
+    "component_path",
+]
 
 BUILTIN_MIDDLEWARE = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
 MIDDLEWARE = "scrapy_rep.RobotsTxtMiddleware"
 #: Where Scrapy's built-in robots.txt middleware sits in DOWNLOADER_MIDDLEWARES_BASE.
 MIDDLEWARE_ORDER = 100
+PAGE_MIDDLEWARE = "scrapy_rep.PageRobotsMiddleware"
+#: Nearest the spider (above DepthMiddleware's 900): dropped requests are never
+#: counted or changed by the other spider middlewares.
+PAGE_MIDDLEWARE_ORDER = 950
 
 
 class Addon:
@@ -63,10 +76,21 @@ class Addon:
             components.set(BUILTIN_MIDDLEWARE, None, "addon")
         if component_path(MIDDLEWARE) not in named:
             components.set(MIDDLEWARE, MIDDLEWARE_ORDER, "addon")
+        _add_component(settings, "SPIDER_MIDDLEWARES", PAGE_MIDDLEWARE, PAGE_MIDDLEWARE_ORDER)
         # update_settings runs after settings.py, custom_settings and -s are
         # applied: the token settings are final enough to check here.
         if self.crawler is not None:
             warn_about_tokens(self.crawler)
+
+
+def _add_component(settings: Settings, name: str, path: str, order: int) -> None:
+    """Add ``path`` to the component dict ``name`` unless the user named it (any spelling)."""
+    components = settings[name]
+    if not isinstance(components, BaseSettings):
+        components = BaseSettings(components or {}, "addon")
+        settings.set(name, components, "addon")
+    if component_path(path) not in {component_path(key) for key in components}:
+        components.set(path, order, "addon")
 
 
 def component_path(key: Any) -> str:

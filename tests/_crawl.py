@@ -11,6 +11,7 @@ keep running in the pytest process.
         {"ROBOTSTXT_OBEY": True, "DOWNLOADER_MIDDLEWARES": {...}},   # added to BASE_SETTINGS
         follow_links=False,       # follow <a href> of every HTML response (DEPTH_LIMIT etc. apply)
         follow_meta=None,         # meta for followed requests
+        items=False,              # the callback yields {"url": response.url} per response
         extra=[Start(url, at=1.5)],   # injected with engine.crawl() 1.5 s after spider_opened;
                                       # the spider stays open (spider_idle) until all are injected
         hosts={"müller.test": "127.0.0.1"},   # name → IP via _resolver.MappedResolver (IDN tests)
@@ -49,6 +50,7 @@ DOWNLOAD_TIMEOUT 15, ROBOTSTXT_OBEY False); JOBDIR, CLOSESPIDER_* etc. are ordin
                                 robots.txt fetched through the engine), from
                                 ``request_reached_downloader``
     result.dropped          URLs of requests the scheduler rejected (``request_dropped``)
+    result.items            items scraped (``item_scraped``), as dicts, in order
     result.close_reason     the spider's close reason ("finished", "shutdown", "closespider_…")
     result.interrupted      True when ``interrupt`` sent SIGINT
     result.cpu_time         CPU seconds the crawl process used from spider_opened to
@@ -131,6 +133,7 @@ class CrawlResult:
     errbacks: list[Errback] = field(default_factory=list)
     reached_downloader: list[str] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
+    items: list[dict[str, Any]] = field(default_factory=list)
     close_reason: str | None = None
     cpu_time: float | None = None
     interrupted: bool = False
@@ -165,6 +168,7 @@ def run_crawl(
     *,
     follow_links: bool = False,
     follow_meta: Mapping[str, Any] | None = None,
+    items: bool = False,
     extra: Sequence[Start] = (),
     hosts: Mapping[str, str] | None = None,
     interrupt: Interrupt | None = None,
@@ -180,6 +184,7 @@ def run_crawl(
             "start": [_as_start(s).to_json() for s in start_urls],
             "follow_links": follow_links,
             "follow_meta": dict(follow_meta or {}),
+            "items": items,
             "extra": [e.to_json() for e in extra],
             "hosts": dict(hosts or {}),
             "result": str(result_path),
@@ -229,6 +234,7 @@ def run_crawl(
             errbacks=[Errback(**e) for e in data["errbacks"]],
             reached_downloader=data["reached_downloader"],
             dropped=data["dropped"],
+            items=data["items"],
             close_reason=data["close_reason"],
             cpu_time=data["cpu_time"],
             interrupted=interrupted.is_set(),

@@ -2,12 +2,13 @@
 
 Usage: ``python tests/_crawl_main.py CONFIG.json`` (``tests/`` is then ``sys.path[0]``).
 CONFIG keys: ``settings`` (dict), ``start`` (list of {url, meta, dont_filter, priority}),
-``follow_links`` (bool), ``follow_meta`` (dict), ``extra`` (list of {url, at, meta,
+``follow_links`` (bool), ``follow_meta`` (dict), ``items`` (bool: yield one dict item per
+response), ``extra`` (list of {url, at, meta,
 dont_filter}), ``hosts`` (name → IP for ``_resolver.MappedResolver``), ``result`` (path the
 JSON result is written to). Written on exit: ``stats``, ``responses``, ``response_times``
 (seconds since spider_opened), ``statuses``, ``errbacks``, ``reached_downloader``,
-``dropped``, ``close_reason``, ``cpu_time`` (CPU seconds of the crawl process from
-spider_opened to spider_closed).
+``dropped``, ``items`` (scraped, as dicts), ``close_reason``, ``cpu_time`` (CPU seconds of the
+crawl process from spider_opened to spider_closed).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ class HarnessSpider(scrapy.Spider):
         self.errbacks: list[dict[str, Any]] = []
         self.reached_downloader: list[str] = []
         self.dropped: list[str] = []
+        self.items: list[dict[str, Any]] = []
         self.close_reason: str | None = None
         self._pending_extra = len(harness.get("extra", []))
 
@@ -57,6 +59,7 @@ class HarnessSpider(scrapy.Spider):
         crawler.signals.connect(spider._on_idle, signals.spider_idle)
         crawler.signals.connect(spider._on_reached, signals.request_reached_downloader)
         crawler.signals.connect(spider._on_dropped, signals.request_dropped)
+        crawler.signals.connect(spider._on_item, signals.item_scraped)
         return spider
 
     def _request(self, entry: dict[str, Any]) -> Request:
@@ -78,10 +81,12 @@ class HarnessSpider(scrapy.Spider):
         for entry in self.harness["start"]:
             yield self._request(entry)
 
-    def parse(self, response: Response, **kwargs: Any) -> Iterator[Request]:
+    def parse(self, response: Response, **kwargs: Any) -> Iterator[Request | dict[str, Any]]:
         self.responses.append(response.url)
         self.response_times.append(time.monotonic() - self._opened_at)
         self.statuses[response.url] = response.status
+        if self.harness.get("items"):
+            yield {"url": response.url}
         if not self.harness.get("follow_links") or not isinstance(response, TextResponse):
             return
         meta = self.harness.get("follow_meta") or {}
@@ -122,6 +127,9 @@ class HarnessSpider(scrapy.Spider):
 
     def _on_dropped(self, request: Request, spider: scrapy.Spider) -> None:
         self.dropped.append(request.url)
+
+    def _on_item(self, item: Any, spider: scrapy.Spider) -> None:
+        self.items.append(dict(item))
 
     def closed(self, reason: str) -> None:
         self.close_reason = reason
@@ -168,6 +176,7 @@ def main(config_path: str) -> int:
         "errbacks": spider.errbacks,
         "reached_downloader": spider.reached_downloader,
         "dropped": spider.dropped,
+        "items": _jsonable(spider.items),
         "close_reason": spider.close_reason,
         "cpu_time": spider.cpu_time,
     }

@@ -41,6 +41,7 @@ bytes actually sent before the client hung up; ``chunk_delay`` paces the chunks,
 that stops reading early is visible in ``bytes_sent``), ``truncate_at`` (announce the full
 Content-Length, send only that many body bytes, then close: a broken response).
 ``Reply.retry_after(429, 1)`` adds ``Retry-After``; ``Reply.text(body, ...)`` is text/plain.
+A ``headers`` value may be a list: one header line per value (``{"X-Robots-Tag": ["a", "b"]}``).
 
 Paths with no route: ``/page/...`` (and ``/`` ) answer 200 HTML whose body links to the URLs
 set with ``srv.links("/page/1", [...])`` (relative or absolute); anything else is 404 —
@@ -105,7 +106,7 @@ import tempfile
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -133,7 +134,7 @@ class Reply:
 
     status: int = 200
     body: bytes | str = b""
-    headers: Mapping[str, str] = field(default_factory=dict)
+    headers: Mapping[str, str | Sequence[str]] = field(default_factory=dict)
     gzip: bool = False
     delay: float = 0.0
     release: threading.Event | None = None
@@ -459,7 +460,9 @@ class ScriptedServer:
         seen.status = reply.status
         h.send_response(reply.status)
         for name, value in headers.items():
-            h.send_header(name, value)
+            # A list sends one header line per value (e.g. several X-Robots-Tag).
+            for line in [value] if isinstance(value, str) else value:
+                h.send_header(name, line)
         h.send_header("Content-Length", str(len(body)))
         h.end_headers()
         if h.command == "HEAD":

@@ -3,24 +3,29 @@
 A tiny spider opens with the project's settings and ``scrapy_rep.RobotsTxtMiddleware``
 enabled, asks the middleware to ``resolve`` each URL's origin (the same fetch,
 status, redirect, size and cache rules as a crawl, through Scrapy's engine), and
-closes once every answer is in. Nothing but robots.txt is downloaded.
+closes once every answer is in. Nothing but robots.txt is downloaded, unless
+``pages`` is asked: then each URL that robots.txt allows for the explained tokens
+is fetched too and its page rules reported (SPEC D).
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, Spider, signals
 from scrapy.exceptions import DontCloseSpider
 from twisted.internet.defer import DeferredList, maybeDeferred
 
-from scrapy_rep._explain import describe_error, explain_report
+from scrapy_rep._explain import describe_error, explain_report, page_entry
 from scrapy_rep.addon import BUILTIN_MIDDLEWARE, MIDDLEWARE, MIDDLEWARE_ORDER, component_path
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
+    from scrapy.http import Response
     from scrapy.settings import BaseSettings
+    from twisted.python.failure import Failure
 
 __all__ = ["enable_middleware", "explain_online", "find_middleware"]
 
@@ -67,10 +72,22 @@ def find_middleware(crawler: Crawler) -> Any:
     return None
 
 
-def explain_online(process: Any, urls: list[str], tokens: list[str]) -> list[dict[str, Any]]:
-    """Resolve ``urls``' origins with a crawl run by ``process`` (a CrawlerProcess)."""
+def explain_online(
+    process: Any, urls: list[str], tokens: list[str], pages: bool = False
+) -> list[dict[str, Any]]:
+    """Resolve ``urls``' origins with a crawl run by ``process`` (a CrawlerProcess).
+
+    ``pages``: also fetch each URL and add its page rules (``page``) to its entry.
+    """
     results: dict[str, Any] = {}
-    process.crawl(_ExplainSpider, urls=urls, results=results)
+    page_results: dict[str, dict[str, Any]] = {}
+    process.crawl(
+        _ExplainSpider,
+        urls=urls,
+        results=results,
+        pages=page_results if pages else None,
+        tokens=tokens,
+    )
     process.start()
     entries = []
     for url in urls:
@@ -81,16 +98,29 @@ def explain_online(process: Any, urls: list[str], tokens: list[str]) -> list[dic
             entries.append(describe_error(url, tokens, f"{type(outcome).__name__}: {outcome}"))
         else:
             entries.append(explain_report(outcome, url, tokens))
+        if pages:
+            entries[-1]["page"] = page_results.get(
+                url, {"url": url, "error": "not fetched (see the log)"}
+            )
     return entries
 
 
 class _ExplainSpider(Spider):
     name = "scrapy-rep-explain"
 
-    def __init__(self, urls: list[str], results: dict[str, Any], **kwargs: Any) -> None:
+    def __init__(
+        self,
+        urls: list[str],
+        results: dict[str, Any],
+        pages: dict[str, dict[str, Any]] | None = None,
+        tokens: list[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.urls = urls
         self.results = results
+        self.pages = pages
+        self.tokens = tokens or []
         self._resolved = False
 
     @classmethod
@@ -107,6 +137,46 @@ class _ExplainSpider(Spider):
         for request in self.start_requests():
             yield request
 
+    def _fetch_pages(self) -> None:
+        """Fetch the pages robots.txt allows for the explained tokens (``--page``)."""
+        if self.pages is None:
+            return
+        engine = self.crawler.engine
+        assert engine is not None
+        for url in dict.fromkeys(self.urls):
+            outcome = self.results.get(url)
+            if outcome is None or isinstance(outcome, BaseException):
+                self.pages[url] = {"url": url, "error": "robots.txt not resolved"}
+            elif not explain_report(outcome, url, self.tokens)["allowed"]:
+                self.pages[url] = {"url": url, "error": "robots.txt disallows it"}
+            else:
+                # Decided above for the explained tokens, which may not be the
+                # project's: the middleware must not decide again.
+                request = Request(
+                    url,
+                    callback=self._page,
+                    errback=self._page_failed,
+                    cb_kwargs={"url": url},
+                    dont_filter=True,
+                    meta={"dont_obey_robotstxt": True},
+                )
+                engine.crawl(request)
+
+    def _page(self, response: Response, url: str) -> None:
+        from scrapy_rep.page_middleware import response_rules
+
+        assert self.pages is not None
+        rules = response_rules(response, self.tokens, datetime.now(timezone.utc))
+        self.pages[url] = page_entry(response.url, response.status, rules)
+
+    def _page_failed(self, failure: Failure) -> None:
+        assert self.pages is not None
+        request = getattr(failure, "request", None)
+        if request is not None:
+            url = request.cb_kwargs["url"]
+            error = failure.value
+            self.pages[url] = {"url": url, "error": f"{type(error).__name__}: {error}"}
+
     def _resolve_all(self, spider: Spider) -> None:
         # Not returned: spider_opened handlers are awaited before the engine
         # runs, and resolving needs the engine running.
@@ -116,22 +186,31 @@ class _ExplainSpider(Spider):
                 f"{MIDDLEWARE} is not enabled: check DOWNLOADER_MIDDLEWARES and ROBOTSTXT_OBEY"
             )
             self.results.update(dict.fromkeys(self.urls, error))
+            self._fetch_pages()
             self._finish()
             return
         pending = [
             maybeDeferred(middleware.resolve, url).addBoth(self._store, url) for url in self.urls
         ]
-        DeferredList(pending).addBoth(lambda _: self._finish())
+        DeferredList(pending).addBoth(lambda _: self._fetch_pages()).addBoth(
+            lambda _: self._finish()
+        )
 
     def _store(self, result: Any, url: str) -> None:
         self.results[url] = getattr(result, "value", result)  # a Failure's exception
 
     def _keep_open(self, spider: Spider) -> None:
-        if not self._resolved:
+        if not self._resolved or self._pages_pending():
             raise DontCloseSpider
+
+    def _pages_pending(self) -> bool:
+        return self.pages is not None and len(self.pages) < len(set(self.urls))
 
     def _finish(self) -> None:
         self._resolved = True
+        if self._pages_pending():
+            # Pages still downloading: the spider closes when it is idle.
+            return
         engine = self.crawler.engine
         if engine is None or getattr(engine, "spider", self) is None:
             return

@@ -5,6 +5,9 @@ with the project's settings (proxies, headers, the robots.txt store…) by
 ``scrapy_rep.RobotsTxtMiddleware.resolve``, exactly as a crawl would; with
 ``--file`` a local robots.txt is read and nothing is fetched.
 
+``--page`` also fetches each URL (only if its robots.txt allows it) and shows
+the page's robots meta tags and X-Robots-Tag rules for the tokens (SPEC D).
+
 Exit status: 0 when every URL is allowed, 1 when any is disallowed, 2 on a
 usage error.
 """
@@ -46,7 +49,7 @@ class Command(ScrapyCommand):
     }
 
     def syntax(self) -> str:
-        return "URL [URL ...] [--user-agent TOKEN] [--file ROBOTS_TXT] [--json]"
+        return "URL [URL ...] [--user-agent TOKEN] [--file ROBOTS_TXT] [--page] [--json]"
 
     def short_desc(self) -> str:
         return "Explain robots.txt decisions for URLs (scrapy-rep)"
@@ -71,6 +74,12 @@ class Command(ScrapyCommand):
             metavar="ROBOTS_TXT",
             help="read this local robots.txt ('-' for stdin); fetch nothing",
         )
+        parser.add_argument(
+            "--page",
+            action="store_true",
+            help="also fetch each URL (if robots.txt allows it) and show its page rules "
+            "(robots meta tags, X-Robots-Tag)",
+        )
         parser.add_argument("--json", action="store_true", help="print JSON instead of text")
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
@@ -80,6 +89,8 @@ class Command(ScrapyCommand):
             parts = urlsplit(url)
             if parts.scheme not in _SCHEMES or not parts.hostname:
                 raise UsageError(f"not an http(s) or ftp URL: {url!r}", print_help=False)
+        if opts.page and opts.file is not None:
+            raise UsageError("--page fetches the pages: it cannot be used with --file")
         assert self.settings is not None
         settings = self.settings
         if (
@@ -101,7 +112,7 @@ class Command(ScrapyCommand):
         if opts.file is not None:
             entries = self._explain_file(Path(opts.file), args, tokens)
         else:
-            entries = self._explain_online(args, tokens)
+            entries = self._explain_online(args, tokens, opts.page)
         if opts.json:
             print(json.dumps(entries, indent=2))
         else:
@@ -119,7 +130,9 @@ class Command(ScrapyCommand):
         lines = line_texts(body)
         return [explain(robots, url, tokens, {"file": str(path)}, lines) for url in urls]
 
-    def _explain_online(self, urls: list[str], tokens: list[str]) -> list[dict[str, Any]]:
+    def _explain_online(
+        self, urls: list[str], tokens: list[str], pages: bool = False
+    ) -> list[dict[str, Any]]:
         assert self.settings is not None and self.crawler_process is not None
         enable_middleware(self.settings)
-        return explain_online(self.crawler_process, urls, tokens)
+        return explain_online(self.crawler_process, urls, tokens, pages)
