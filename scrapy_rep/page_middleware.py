@@ -35,7 +35,7 @@ from scrapy.http import HtmlResponse
 from w3lib.encoding import http_content_type_encoding
 from w3lib.url import canonicalize_url
 
-from scrapy_rep.adapter import crawler_tokens
+from scrapy_rep._checks import settings_tokens
 from scrapy_rep.pagerules import PageRules, page_rules
 
 if TYPE_CHECKING:
@@ -44,21 +44,13 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
     from scrapy.spiders import Spider
 
-__all__ = ["META_KEY", "PageRobotsMiddleware", "PageSettings", "page_tokens", "response_rules"]
+__all__ = ["META_KEY", "PageRobotsMiddleware", "PageSettings", "response_rules"]
 
 logger = logging.getLogger(__name__)
 
 #: Where the page's ``PageRules`` are kept: ``response.meta[META_KEY]``.
 META_KEY = "rep_page_rules"
 _NOINDEX_MODES = ("mark", "drop")
-
-
-def page_tokens(settings: BaseSettings, user_agent: bytes | None) -> tuple[str, ...]:
-    """The crawler's tokens for page rules: the same as for robots.txt (SPEC D4).
-
-    The one place the page level asks for them.
-    """
-    return crawler_tokens(settings, user_agent)
 
 
 @dataclass(frozen=True)
@@ -102,7 +94,8 @@ class PageRobotsMiddleware:
         self.config = config
         assert crawler.stats is not None
         self._stats = crawler.stats
-        self._tokens: dict[bytes | None, tuple[str, ...]] = {}
+        # The same tokens robots.txt is obeyed as (SPEC D4), from the one place that decides them.
+        self._tokens = settings_tokens(crawler.settings, crawler)
         self._unmarkable: set[type] = set()
         self._judged: WeakKeyDictionary[Response, PageRules | None] = WeakKeyDictionary()
 
@@ -136,16 +129,8 @@ class PageRobotsMiddleware:
     def _compute(self, response: Response) -> PageRules:
         request = response.request
         user_agent = request.headers.get(b"User-Agent") if request is not None else None
-        return response_rules(response, self._tokens_for(user_agent), datetime.now(timezone.utc))
-
-    def _tokens_for(self, user_agent: bytes | None) -> tuple[str, ...]:
-        tokens = self._tokens.get(user_agent)
-        if tokens is None:
-            tokens = page_tokens(self.crawler.settings, user_agent)
-            # A handful of User-Agents per crawl; don't grow without end.
-            if len(self._tokens) < 64:
-                self._tokens[user_agent] = tokens
-        return tokens
+        tokens = self._tokens.for_header(user_agent)
+        return response_rules(response, tokens, datetime.now(timezone.utc))
 
     # -- spider middleware hooks -----------------------------------------------
 
