@@ -1,33 +1,9 @@
+# Copyright (c) Scrapy developers. All rights reserved.
+# BSD-3-Clause: see tests/scrapy_suites/LICENSE.scrapy for the licence's conditions.
+# From the Scrapy 2.11.2 sdist (scrapy-2.11.2.tar.gz), tests/test_robotstxt_interface.py, run against
+# scrapy-rep's parts; every change is marked "scrapy-rep:" (issue 10).
+import pytest
 from twisted.trial import unittest
-
-from scrapy.robotstxt import decode_robotstxt
-
-
-def reppy_available():
-    # check if reppy parser is installed
-    try:
-        from reppy.robots import Robots  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def rerp_available():
-    # check if robotexclusionrulesparser is installed
-    try:
-        from robotexclusionrulesparser import RobotExclusionRulesParser  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def protego_available():
-    # check if protego parser is installed
-    try:
-        from protego import Protego  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 class BaseRobotParserTest:
@@ -143,80 +119,27 @@ class BaseRobotParserTest:
         )
 
 
-class DecodeRobotsTxtTest(unittest.TestCase):
-    def test_native_string_conversion(self):
-        robotstxt_body = "User-agent: *\nDisallow: /\n".encode("utf-8")
-        decoded_content = decode_robotstxt(
-            robotstxt_body, spider=None, to_native_str_type=True
-        )
-        self.assertEqual(decoded_content, "User-agent: *\nDisallow: /\n")
-
-    def test_decode_utf8(self):
-        robotstxt_body = "User-agent: *\nDisallow: /\n".encode("utf-8")
-        decoded_content = decode_robotstxt(robotstxt_body, spider=None)
-        self.assertEqual(decoded_content, "User-agent: *\nDisallow: /\n")
-
-    def test_decode_non_utf8(self):
-        robotstxt_body = b"User-agent: *\n\xFFDisallow: /\n"
-        decoded_content = decode_robotstxt(robotstxt_body, spider=None)
-        self.assertEqual(decoded_content, "User-agent: *\nDisallow: /\n")
+# scrapy-rep: Scrapy's tests of its own parsers (Python, Reppy, Rerp, Protego)
+# and of decode_robotstxt are left out: they test Scrapy's code, not ours, and
+# some skip when an optional parser is missing.
 
 
-class PythonRobotParserTest(BaseRobotParserTest, unittest.TestCase):
+@pytest.mark.xfail(strict=True, reason="issue 10 item 1: RobotParser.from_crawler(crawler=None)")
+class ScrapyRepRobotParserTest(BaseRobotParserTest, unittest.TestCase):
     def setUp(self):
-        from scrapy.robotstxt import PythonRobotParser
+        from scrapy_rep import RobotParser
 
-        super()._setUp(PythonRobotParser)
+        super()._setUp(RobotParser)
 
-    def test_length_based_precedence(self):
-        raise unittest.SkipTest(
-            "RobotFileParser does not support length based directives precedence."
-        )
-
-    def test_allowed_wildcards(self):
-        raise unittest.SkipTest("RobotFileParser does not support wildcards.")
-
-
-class ReppyRobotParserTest(BaseRobotParserTest, unittest.TestCase):
-    if not reppy_available():
-        skip = "Reppy parser is not installed"
-
-    def setUp(self):
-        from scrapy.robotstxt import ReppyRobotParser
-
-        super()._setUp(ReppyRobotParser)
-
+    # scrapy-rep: test_unicode_url_and_useragent, inherited unchanged, also asks
+    # about a raw non-ASCII URL against a percent-encoded pattern, which Google's
+    # matcher does not match (SPEC A4, docs/spec.md); it passes once crawler=None
+    # works only if the parser percent-encodes URLs as Scrapy's Request does.
+    # scrapy-rep: SPEC A5 — the most specific (longest) rule wins, not the first
+    # one, as in Protego; Scrapy skips this test for Protego, here it is inverted.
     def test_order_based_precedence(self):
-        raise unittest.SkipTest(
-            "Reppy does not support order based directives precedence."
+        robotstxt_robotstxt_body = b"User-agent: * \nDisallow: / \nAllow: /page"
+        rp = self.parser_cls.from_crawler(
+            crawler=None, robotstxt_body=robotstxt_robotstxt_body
         )
-
-
-class RerpRobotParserTest(BaseRobotParserTest, unittest.TestCase):
-    if not rerp_available():
-        skip = "Rerp parser is not installed"
-
-    def setUp(self):
-        from scrapy.robotstxt import RerpRobotParser
-
-        super()._setUp(RerpRobotParser)
-
-    def test_length_based_precedence(self):
-        raise unittest.SkipTest(
-            "Rerp does not support length based directives precedence."
-        )
-
-
-class ProtegoRobotParserTest(BaseRobotParserTest, unittest.TestCase):
-    if not protego_available():
-        skip = "Protego parser is not installed"
-
-    def setUp(self):
-        from scrapy.robotstxt import ProtegoRobotParser
-
-        super()._setUp(ProtegoRobotParser)
-
-    def test_order_based_precedence(self):
-        raise unittest.SkipTest(
-            "Protego does not support order based directives precedence."
-        )
+        self.assertTrue(rp.allowed("https://www.site.local/page", "*"))

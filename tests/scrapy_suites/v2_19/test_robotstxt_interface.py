@@ -1,19 +1,15 @@
+# Copyright (c) Scrapy developers. All rights reserved.
+# BSD-3-Clause: see tests/scrapy_suites/LICENSE.scrapy for the licence's conditions.
+# From the Scrapy 2.19.0 sdist (scrapy-2.19.0.tar.gz), tests/test_robotstxt_interface.py, run against
+# scrapy-rep's parts; every change is marked "scrapy-rep:" (issue 10).
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
 import pytest
 
-from scrapy.robotstxt import (
-    ProtegoRobotParser,
-    PythonRobotParser,
-    RerpRobotParser,
-    RobotParser,
-    decode_robotstxt,
-)
-from scrapy.utils._deps_compat import STDLIB_IMPROVED_ROBOTFILEPARSER
+from scrapy.robotstxt import RobotParser
 from scrapy.utils.misc import build_from_crawler
-from tests.utils.robotstxt import rerp_available
 
 if TYPE_CHECKING:
     # typing.Self requires Python 3.11
@@ -120,85 +116,24 @@ class BaseRobotParserTest:
         assert not rp.allowed("https://site.local/some/randome/page.html", "UnicödeBöt")
 
 
-class TestRobotParser:
-    def test_crawl_delay_unsupported(self):
-        class AllowAllRobotParser(RobotParser):
-            @classmethod
-            def from_crawler(cls, crawler: Crawler, robotstxt_body: bytes) -> Self:
-                return cls()
-
-            def allowed(self, url: str | bytes, user_agent: str | bytes) -> bool:
-                return True
-
-        rp = build_from_crawler(
-            AllowAllRobotParser, NO_CRAWLER, b"User-agent: *\nCrawl-delay: 10\n"
-        )
-        assert rp.crawl_delay("*") is None
+# scrapy-rep: Scrapy's tests of its own parsers (Python, Rerp, Protego), of the
+# RobotParser base class and of decode_robotstxt are left out: they test Scrapy's
+# code, not ours, and some skip when an optional parser is missing.
 
 
-class TestDecodeRobotsTxt:
-    def test_native_string_conversion(self):
-        robotstxt_body = b"User-agent: *\nDisallow: /\n"
-        decoded_content = decode_robotstxt(
-            robotstxt_body, spider=None, to_native_str_type=True
-        )
-        assert decoded_content == "User-agent: *\nDisallow: /\n"
-
-    def test_decode_utf8(self):
-        robotstxt_body = b"User-agent: *\nDisallow: /\n"
-        decoded_content = decode_robotstxt(robotstxt_body, spider=None)
-        assert decoded_content == "User-agent: *\nDisallow: /\n"
-
-    def test_decode_non_utf8(self):
-        robotstxt_body = b"User-agent: *\n\xffDisallow: /\n"
-        decoded_content = decode_robotstxt(robotstxt_body, spider=None)
-        assert decoded_content == "User-agent: *\nDisallow: /\n"
-
-    # UTF-8 BOM at the beginning of the file ignored
-    def test_decode_utf8_bom(self):
-        robotstxt_body = b"\xef\xbb\xbfUser-agent: *\nDisallow: /\n"
-        decoded_content = decode_robotstxt(robotstxt_body, spider=None)
-        assert decoded_content == "User-agent: *\nDisallow: /\n"
-
-
-class TestPythonRobotParser(BaseRobotParserTest):
+@pytest.mark.xfail(strict=True, reason="issue 10 item 1: RobotParser.from_crawler(crawler=None)")
+class TestScrapyRepRobotParser(BaseRobotParserTest):
     def setup_method(self):
-        super()._setUp(PythonRobotParser)
+        from scrapy_rep import RobotParser
 
-    @pytest.mark.skipif(
-        not STDLIB_IMPROVED_ROBOTFILEPARSER,
-        reason="RobotFileParser from this Python version does not support length based directives precedence.",
-    )
-    def test_length_based_precedence(self) -> None:
-        super().test_length_based_precedence()
+        super()._setUp(RobotParser)
 
-    @pytest.mark.skipif(
-        STDLIB_IMPROVED_ROBOTFILEPARSER,
-        reason="RobotFileParser from this Python version does not support order based directives precedence.",
-    )
+    # scrapy-rep: test_unicode_url_and_useragent, inherited unchanged, also asks
+    # about a raw non-ASCII URL against a percent-encoded pattern, which Google's
+    # matcher does not match (SPEC A4, docs/spec.md); it passes once crawler=None
+    # works only if the parser percent-encodes URLs as Scrapy's Request does.
+    # scrapy-rep: SPEC A5 — the most specific (longest) rule wins, not the first
+    # one, as in Protego; Scrapy skips this test for Protego, here it is inverted.
     def test_order_based_precedence(self) -> None:
-        super().test_order_based_precedence()
-
-    @pytest.mark.skipif(
-        not STDLIB_IMPROVED_ROBOTFILEPARSER,
-        reason="RobotFileParser from this Python version does not support wildcards.",
-    )
-    def test_allowed_wildcards(self) -> None:
-        super().test_allowed_wildcards()
-
-
-@pytest.mark.skipif(not rerp_available(), reason="Rerp parser is not installed")
-class TestRerpRobotParser(BaseRobotParserTest):
-    def setup_method(self):
-        super()._setUp(RerpRobotParser)
-
-    def test_length_based_precedence(self) -> None:
-        pytest.skip("Rerp does not support length based directives precedence.")
-
-
-class TestProtegoRobotParser(BaseRobotParserTest):
-    def setup_method(self):
-        super()._setUp(ProtegoRobotParser)
-
-    def test_order_based_precedence(self) -> None:
-        pytest.skip("Protego does not support order based directives precedence.")
+        rp = self._parse(b"User-agent: * \nDisallow: / \nAllow: /page")
+        assert rp.allowed("https://www.site.local/page", "*")
