@@ -135,7 +135,7 @@ class ScrapyRepRobotParserTest(BaseRobotParserTest, unittest.TestCase):
     # about a raw non-ASCII URL against a percent-encoded pattern, which Google's
     # matcher does not match (SPEC A4, docs/spec.md); it passes once crawler=None
     # works only if the parser percent-encodes URLs as Scrapy's Request does.
-    # scrapy-rep: SPEC A5 — the most specific (longest) rule wins, not the first
+    # scrapy-rep: SPEC A6 — the most specific (longest) rule wins, not the first
     # one, as in Protego; Scrapy skips this test for Protego, here it is inverted.
     def test_order_based_precedence(self):
         robotstxt_robotstxt_body = b"User-agent: * \nDisallow: / \nAllow: /page"

@@ -132,7 +132,7 @@ class TestScrapyRepRobotParser(BaseRobotParserTest):
     # about a raw non-ASCII URL against a percent-encoded pattern, which Google's
     # matcher does not match (SPEC A4, docs/spec.md); it passes once crawler=None
     # works only if the parser percent-encodes URLs as Scrapy's Request does.
-    # scrapy-rep: SPEC A5 — the most specific (longest) rule wins, not the first
+    # scrapy-rep: SPEC A6 — the most specific (longest) rule wins, not the first
     # one, as in Protego; Scrapy skips this test for Protego, here it is inverted.
     def test_order_based_precedence(self) -> None:
         rp = self._parse(b"User-agent: * \nDisallow: / \nAllow: /page")
