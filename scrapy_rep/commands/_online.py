@@ -16,13 +16,14 @@ from scrapy.exceptions import DontCloseSpider
 from twisted.internet.defer import DeferredList, maybeDeferred
 
 from scrapy_rep._explain import describe_error, explain_report
+from scrapy_rep._running import running_middleware
 from scrapy_rep.addon import BUILTIN_MIDDLEWARE, MIDDLEWARE, MIDDLEWARE_ORDER, component_path
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
 
-__all__ = ["enable_middleware", "explain_online", "find_middleware"]
+__all__ = ["enable_middleware", "explain_online"]
 
 
 def enable_middleware(settings: BaseSettings) -> None:
@@ -49,22 +50,6 @@ def enable_middleware(settings: BaseSettings) -> None:
     settings.set("JOBDIR", None, "cmdline")
     settings.set("FEEDS", {}, "cmdline")
     settings.set("ITEM_PIPELINES", {}, "cmdline")
-
-
-def find_middleware(crawler: Crawler) -> Any:
-    """The crawler's running ``scrapy_rep.RobotsTxtMiddleware``, or None."""
-    from scrapy_rep.middleware import RobotsTxtMiddleware
-
-    getter = getattr(crawler, "get_downloader_middleware", None)  # Scrapy >= 2.12
-    if getter is not None:
-        return getter(RobotsTxtMiddleware)
-    engine = crawler.engine
-    if engine is None:
-        return None
-    for middleware in engine.downloader.middleware.middlewares:
-        if isinstance(middleware, RobotsTxtMiddleware):
-            return middleware
-    return None
 
 
 def explain_online(process: Any, urls: list[str], tokens: list[str]) -> list[dict[str, Any]]:
@@ -110,7 +95,7 @@ class _ExplainSpider(Spider):
     def _resolve_all(self, spider: Spider) -> None:
         # Not returned: spider_opened handlers are awaited before the engine
         # runs, and resolving needs the engine running.
-        middleware = find_middleware(self.crawler)
+        middleware = running_middleware(self.crawler)
         if middleware is None:
             error = RuntimeError(
                 f"{MIDDLEWARE} is not enabled: check DOWNLOADER_MIDDLEWARES and ROBOTSTXT_OBEY"
