@@ -1,19 +1,26 @@
 """scrapy-rep: Google-exact robots.txt handling for Scrapy.
 
 The parser and matcher (``RobotsTxt``) are pure Python: importing them does not
-import Scrapy. The Scrapy parts (``RobotParser``, ``RobotsTxtMiddleware``,
-``Addon``) are loaded on first use.
+import Scrapy; nor do ``explain``, ``format_explanation``, ``format_rule`` and
+``describe_origin`` (why a URL is allowed, as ``scrapy robots`` says it). The Scrapy parts
+(``RobotParser``, ``RobotsTxtMiddleware``, ``Addon``, ``running_middleware``)
+are loaded on first use.
+
+"SPEC A3" and the like in comments and docstrings are sections of the project's
+specification, docs/spec.md.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from scrapy_rep._explain_api import describe_origin, explain, format_explanation, format_rule
 from scrapy_rep.pagerules import PageRules, page_rules
 from scrapy_rep.robotstxt import Decision, RobotsTxt, Rule
 from scrapy_rep.tokens import CrawlerTokens, is_valid_token, product_token
 
 if TYPE_CHECKING:
+    from scrapy_rep._running import running_middleware
     from scrapy_rep.adapter import RobotParser
     from scrapy_rep.addon import Addon
     from scrapy_rep.middleware import RobotsTxtMiddleware
@@ -31,9 +38,14 @@ __all__ = [
     "RobotsTxt",
     "RobotsTxtMiddleware",
     "Rule",
+    "describe_origin",
+    "explain",
+    "format_explanation",
+    "format_rule",
     "is_valid_token",
     "page_rules",
     "product_token",
+    "running_middleware",
 ]
 
 _LAZY = {
@@ -41,6 +53,7 @@ _LAZY = {
     "RobotsTxtMiddleware": "scrapy_rep.middleware",
     "PageRobotsMiddleware": "scrapy_rep.page_middleware",
     "Addon": "scrapy_rep.addon",
+    "running_middleware": "scrapy_rep._running",
 }
 
 

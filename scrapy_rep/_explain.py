@@ -9,7 +9,8 @@ when no rules took part: no robots.txt, an unreachable origin), ``rule``
 pattern that matched, ``text`` the line as written), ``group`` (the token whose
 group applied, ``"*"``, or None), ``reason`` (e.g. "no group for MyBot; used *"),
 ``tokens`` and ``source``: for a local file ``{"file": path}`` (``"-"`` for
-stdin); for a fetched
+stdin); for a body or ``RobotsTxt`` passed to ``scrapy_rep.explain``
+``{"given": True}``; for a fetched
 robots.txt the middleware's ``OriginReport`` fields ``origin``, ``outcome``,
 ``status``, ``redirects`` (URLs followed), ``truncated``, ``fetched_at``,
 ``expires_at`` (epoch seconds), ``error``, ``stale`` and ``crawl_delay``.
@@ -160,6 +161,8 @@ def format_source(source: Mapping[str, Any]) -> str:
     """One line on where the robots.txt came from and what fetching it gave."""
     if "file" in source:
         return "stdin" if source["file"] == "-" else f"local file {source['file']}"
+    if source.get("given"):
+        return "given by the caller"
     outcome = source.get("outcome")
     parts = [f"{source.get('origin')}/robots.txt: {_OUTCOMES.get(str(outcome), outcome)}"]
     if source.get("status") is not None:

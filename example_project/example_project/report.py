@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 from twisted.internet.defer import Deferred
 
-from scrapy_rep._explain import explain_report, format_rule, format_source, origin_source
+from scrapy_rep import describe_origin, explain, format_rule
 
 
 def origin_key(url: str) -> str:
@@ -84,19 +84,18 @@ class DemoReport:
         answer = self.origins.get(origin_key(url))
         if answer is None or isinstance(answer, BaseException):
             return None
-        return explain_report(answer, url, tokens)
+        return explain(answer, url, tokens)
 
     def _origin_line(self, answer: Any) -> str:
         if answer is None:
             return "(robots.txt still pending at close)"
         if isinstance(answer, BaseException):
             return f"(robots.txt not resolved: {answer!r})"
-        source = origin_source(answer)
         robots = getattr(answer, "robots", None)
         rules = ""
         if robots is not None:
             rules = f", {robots.rule_count} rule{'' if robots.rule_count == 1 else 's'}"
-        return format_source(source) + rules
+        return describe_origin(answer) + rules
 
 
 def _why(entry: dict[str, Any]) -> str:

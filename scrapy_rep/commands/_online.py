@@ -19,6 +19,7 @@ from scrapy.exceptions import DontCloseSpider
 from twisted.internet.defer import DeferredList, maybeDeferred
 
 from scrapy_rep._explain import describe_error, explain_report, page_entry
+from scrapy_rep._running import running_middleware
 from scrapy_rep.addon import BUILTIN_MIDDLEWARE, MIDDLEWARE, MIDDLEWARE_ORDER, component_path
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
     from twisted.python.failure import Failure
 
-__all__ = ["enable_middleware", "explain_online", "find_middleware"]
+__all__ = ["enable_middleware", "explain_online"]
 
 
 def enable_middleware(settings: BaseSettings) -> None:
@@ -54,22 +55,6 @@ def enable_middleware(settings: BaseSettings) -> None:
     settings.set("JOBDIR", None, "cmdline")
     settings.set("FEEDS", {}, "cmdline")
     settings.set("ITEM_PIPELINES", {}, "cmdline")
-
-
-def find_middleware(crawler: Crawler) -> Any:
-    """The crawler's running ``scrapy_rep.RobotsTxtMiddleware``, or None."""
-    from scrapy_rep.middleware import RobotsTxtMiddleware
-
-    getter = getattr(crawler, "get_downloader_middleware", None)  # Scrapy >= 2.12
-    if getter is not None:
-        return getter(RobotsTxtMiddleware)
-    engine = crawler.engine
-    if engine is None:
-        return None
-    for middleware in engine.downloader.middleware.middlewares:
-        if isinstance(middleware, RobotsTxtMiddleware):
-            return middleware
-    return None
 
 
 def explain_online(
@@ -180,7 +165,7 @@ class _ExplainSpider(Spider):
     def _resolve_all(self, spider: Spider) -> None:
         # Not returned: spider_opened handlers are awaited before the engine
         # runs, and resolving needs the engine running.
-        middleware = find_middleware(self.crawler)
+        middleware = running_middleware(self.crawler)
         if middleware is None:
             error = RuntimeError(
                 f"{MIDDLEWARE} is not enabled: check DOWNLOADER_MIDDLEWARES and ROBOTSTXT_OBEY"

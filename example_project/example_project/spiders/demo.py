@@ -76,9 +76,9 @@ class DemoSpider(scrapy.Spider):
 
     def _resolve(self, url: str) -> Deferred[Any]:
         """The middleware's answer for ``url``'s origin (it fetches robots.txt once per origin)."""
-        from scrapy_rep.commands._online import find_middleware
+        from scrapy_rep import running_middleware
 
-        middleware = find_middleware(self.crawler)
+        middleware = running_middleware(self.crawler)
         if middleware is None:
             return fail(RuntimeError("scrapy_rep.RobotsTxtMiddleware is not enabled"))
         return maybeDeferred(middleware.resolve, url)

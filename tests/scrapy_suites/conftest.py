@@ -1,0 +1,22 @@
+"""Scrapy's own robots.txt test modules, run against scrapy-rep's parts (issue 10).
+
+Each ``v2_NN`` folder holds the two modules from the Scrapy sdist of one tested
+version, adapted where marked ``scrapy-rep:``. The running Scrapy decides which
+copy is collected: 2.19.0's from Scrapy 2.19 on, 2.11.2's before (CI runs the
+oldest, 2.11.2, and the newest; versions in between run the 2.11.2 copy, whose
+middleware API — ``engine.download``, synchronous ``process_request`` — they may
+no longer have).
+"""
+
+from __future__ import annotations
+
+import pytest
+import scrapy
+from packaging.version import Version
+
+collect_ignore = ["v2_11" if Version(scrapy.__version__) >= Version("2.19") else "v2_19"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Scrapy's marker for tests that need an asyncio loop; every coroutine_test has one here.
+    config.addinivalue_line("markers", "only_asyncio: the test needs an asyncio event loop")
