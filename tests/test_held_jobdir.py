@@ -15,8 +15,9 @@ from _held_child import HeldSpider
 from scrapy.http import Request
 from scrapy.statscollectors import MemoryStatsCollector
 from scrapy.utils.test import get_crawler
+from twisted.internet.task import Clock
 
-from scrapy_rep._held import HeldRequests, JobdirHeld, MemoryHeld
+from scrapy_rep._held import HeldRequests, JobdirHeld, MemoryHeld, open_held
 from scrapy_rep._held._jobdir import HELD_DB, LEGACY_FILE
 
 TESTS_DIR = Path(__file__).resolve().parent
@@ -186,3 +187,18 @@ def test_a_torn_pickle_file_is_moved_aside_not_a_failed_start(
     assert str(tmp_path / LEGACY_FILE) in caplog.text
     assert stats.get_value("robotstxt/held_file_corrupt") == 1
     held.close()
+
+
+def test_open_held_picks_memory_or_jobdir_from_the_settings(
+    tmp_path: Path, spider: HeldSpider
+) -> None:
+    def open_with(settings: dict[str, Any]) -> HeldRequests:
+        crawler = get_crawler(HeldSpider, settings)
+        return open_held(crawler, spider, clock=Clock(), on_adopted=lambda _: None)
+
+    assert type(open_with({})) is MemoryHeld
+    held = open_with({"JOBDIR": str(tmp_path)})
+    assert type(held) is JobdirHeld and held.path == tmp_path / HELD_DB
+    held.close()
+    with pytest.raises(ValueError, match="REP_HELD_OWNER_TTL must be a number of seconds > 0"):
+        open_with({"REP_STORE": "redis://127.0.0.1:1/0", "REP_HELD_OWNER_TTL": True})

@@ -17,7 +17,7 @@ from scrapy.statscollectors import MemoryStatsCollector
 from scrapy.utils.test import get_crawler
 from twisted.internet.task import Clock
 
-from scrapy_rep._held import RedisHeld
+from scrapy_rep._held import RedisHeld, open_held
 from scrapy_rep._held._redis import DEFAULT_OWNER_TTL
 
 A, B = "http://a.test", "https://b.test:8443"
@@ -201,3 +201,16 @@ def test_redis_down_holds_in_memory_then_retakes_what_stayed_in_redis(
     assert retaken[0] == f"{A}/1" and set(retaken[1:]) <= {f"{A}/2"}
     assert urls(process.held.take(B)) == [f"{B}/1"]  # never sent: Redis was known down
     assert len(process.held) == 0
+
+
+def test_open_held_with_a_redis_store_starts_a_fleet_member(
+    client: redis.Redis, redis_server: RedisServer
+) -> None:
+    settings = {"REP_STORE": redis_server.url, "REP_STORE_PREFIX": PREFIX, "REP_HELD_OWNER_TTL": 7}
+    clock = Clock()
+    held = open_held(
+        get_crawler(HeldSpider, settings), HeldSpider(), clock=clock, on_adopted=lambda _: None
+    )
+    assert isinstance(held, RedisHeld)
+    assert 5000 < client.pttl(f"{PREFIX}held:alive:{held.owner}") <= 7000
+    held.close()

@@ -9,6 +9,7 @@
 
 from scrapy_rep._held._base import HeldRequests, MemoryHeld
 from scrapy_rep._held._jobdir import JobdirHeld
+from scrapy_rep._held._open import open_held
 from scrapy_rep._held._redis import RedisHeld
 
-__all__ = ["HeldRequests", "JobdirHeld", "MemoryHeld", "RedisHeld"]
+__all__ = ["HeldRequests", "JobdirHeld", "MemoryHeld", "RedisHeld", "open_held"]

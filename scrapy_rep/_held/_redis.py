@@ -33,6 +33,7 @@ from twisted.internet import task
 
 from scrapy_rep._held import _codec
 from scrapy_rep._held._base import Spill
+from scrapy_rep._held._scripts import ADOPT, ELSEWHERE, TAKE
 
 if TYPE_CHECKING:
     import redis
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-class _Clock(Protocol):
+class Clock(Protocol):
     """What is used of Twisted's ``IReactorTime`` (the reactor, or ``task.Clock`` in tests)."""
 
     def seconds(self) -> float: ...
@@ -55,55 +56,6 @@ class _Clock(Protocol):
 #: Seconds after its last heartbeat that a process's held requests may be adopted.
 DEFAULT_OWNER_TTL = 30.0
 
-# Move every dead owner's held requests to ARGV[2]; returns origin, count, origin, count…
-_ADOPT = """
-local prefix, me = ARGV[1], ARGV[2]
-local owners_key = prefix .. 'held:owners'
-local adopted = {}
-for _, owner in ipairs(redis.call('SMEMBERS', owners_key)) do
-  if owner ~= me and redis.call('EXISTS', prefix .. 'held:alive:' .. owner) == 0 then
-    local origins_key = prefix .. 'held:origins:' .. owner
-    for _, origin in ipairs(redis.call('SMEMBERS', origins_key)) do
-      local src = prefix .. 'held:list:' .. owner .. ':' .. origin
-      local dst = prefix .. 'held:list:' .. me .. ':' .. origin
-      local n = redis.call('LLEN', src)
-      -- unpack() has a stack limit: move in chunks
-      for start = 0, n - 1, 1000 do
-        redis.call('RPUSH', dst, unpack(redis.call('LRANGE', src, start, start + 999)))
-      end
-      redis.call('DEL', src)
-      if n > 0 then
-        redis.call('SADD', prefix .. 'held:origins:' .. me, origin)
-        table.insert(adopted, origin)
-        table.insert(adopted, n)
-      end
-    end
-    redis.call('DEL', origins_key)
-    redis.call('SREM', owners_key, owner)
-  end
-end
-return adopted
-"""
-
-# Take one origin's list atomically: nothing added in between is lost.
-_TAKE = """
-local items = redis.call('LRANGE', KEYS[1], 0, -1)
-redis.call('DEL', KEYS[1])
-redis.call('SREM', KEYS[2], ARGV[1])
-return items
-"""
-
-# Requests held by owners other than ARGV[2] (alive or not yet adopted).
-_ELSEWHERE = """
-local prefix, me = ARGV[1], ARGV[2]
-for _, owner in ipairs(redis.call('SMEMBERS', prefix .. 'held:owners')) do
-  if owner ~= me and redis.call('SCARD', prefix .. 'held:origins:' .. owner) > 0 then
-    return 1
-  end
-end
-return 0
-"""
-
 
 class RedisHeld:
     """See the module docstring. ``start()`` when the spider opens, ``close()`` when it closes."""
@@ -113,7 +65,7 @@ class RedisHeld:
         client: redis.Redis,
         *,
         spider: Spider | None,
-        clock: _Clock,
+        clock: Clock,
         on_adopted: Callable[[dict[str, int]], None],
         prefix: str = "scrapy-rep:",
         owner_ttl: float = DEFAULT_OWNER_TTL,
@@ -130,9 +82,9 @@ class RedisHeld:
         self._ttl_ms = max(1, int(owner_ttl * 1000))
         self._retry_interval = retry_interval
         self._stats = stats
-        self._adopt = client.register_script(_ADOPT)
-        self._take = client.register_script(_TAKE)
-        self._elsewhere = client.register_script(_ELSEWHERE)
+        self._adopt = client.register_script(ADOPT)
+        self._take = client.register_script(TAKE)
+        self._elsewhere = client.register_script(ELSEWHERE)
         self._spill = Spill()
         self._durable: dict[str, int] = {}
         self._durable_total = 0
