@@ -149,31 +149,7 @@ class RedisStore(ThreadedStore):
         entry_ttl: float = DEFAULT_ENTRY_TTL,
         retry_interval: float = DEFAULT_RETRY_INTERVAL,
     ) -> RedisStore:
-        _import_redis()
-        import redis
-        from redis.backoff import NoBackoff
-        from redis.retry import Retry
-
-        # redis-py silently uses db 0 for a path that is not a number: a typo must not do that.
-        path = urlsplit(url).path
-        if url.startswith(("redis://", "rediss://")) and not re.fullmatch(r"/?\d*", path):
-            raise ValueError(
-                f"REP_STORE={url!r}: the path must be a database number, "
-                "as in 'redis://host:6379/0'"
-            )
-        try:
-            # No server contact here: Redis being down at startup must not stop the crawl.
-            client = redis.Redis.from_url(
-                url,
-                socket_timeout=timeout,
-                socket_connect_timeout=timeout,
-                retry=Retry(NoBackoff(), 1, supported_errors=(redis.ConnectionError,)),
-                max_connections=_THREADS,
-            )
-        except ValueError as exc:
-            raise ValueError(
-                f"REP_STORE={url!r} is not a usable Redis URL ({exc}): use 'redis://host:port/db'"
-            ) from exc
+        client = redis_client(url, timeout=timeout, connections=_THREADS)
         label = _safe_label(client)
         backend = RedisBackend(client, label=label, prefix=prefix, entry_ttl=entry_ttl)
         return cls(
@@ -182,6 +158,34 @@ class RedisStore(ThreadedStore):
             threads=_THREADS,
             retry_interval=retry_interval,
         )
+
+
+def redis_client(url: str, *, timeout: float, connections: int) -> redis.Redis:
+    """A client for the ``REP_STORE`` URL: short timeouts, one immediate reconnect, no server
+    contact yet (Redis being down at startup must not stop the crawl)."""
+    _import_redis()
+    import redis
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    # redis-py silently uses db 0 for a path that is not a number: a typo must not do that.
+    path = urlsplit(url).path
+    if url.startswith(("redis://", "rediss://")) and not re.fullmatch(r"/?\d*", path):
+        raise ValueError(
+            f"REP_STORE={url!r}: the path must be a database number, as in 'redis://host:6379/0'"
+        )
+    try:
+        return redis.Redis.from_url(
+            url,
+            socket_timeout=timeout,
+            socket_connect_timeout=timeout,
+            retry=Retry(NoBackoff(), 1, supported_errors=(redis.ConnectionError,)),
+            max_connections=connections,
+        )
+    except ValueError as exc:
+        raise ValueError(
+            f"REP_STORE={url!r} is not a usable Redis URL ({exc}): use 'redis://host:port/db'"
+        ) from exc
 
 
 def _safe_label(client: redis.Redis) -> str:

@@ -1,0 +1,50 @@
+"""The Lua scripts of ``RedisHeld`` (key layout in ``_redis``); each runs atomically."""
+
+# Move every dead owner's held requests to ARGV[2]; returns origin, count, origin, count…
+ADOPT = """
+local prefix, me = ARGV[1], ARGV[2]
+local owners_key = prefix .. 'held:owners'
+local adopted = {}
+for _, owner in ipairs(redis.call('SMEMBERS', owners_key)) do
+  if owner ~= me and redis.call('EXISTS', prefix .. 'held:alive:' .. owner) == 0 then
+    local origins_key = prefix .. 'held:origins:' .. owner
+    for _, origin in ipairs(redis.call('SMEMBERS', origins_key)) do
+      local src = prefix .. 'held:list:' .. owner .. ':' .. origin
+      local dst = prefix .. 'held:list:' .. me .. ':' .. origin
+      local n = redis.call('LLEN', src)
+      -- unpack() has a stack limit: move in chunks
+      for start = 0, n - 1, 1000 do
+        redis.call('RPUSH', dst, unpack(redis.call('LRANGE', src, start, start + 999)))
+      end
+      redis.call('DEL', src)
+      if n > 0 then
+        redis.call('SADD', prefix .. 'held:origins:' .. me, origin)
+        table.insert(adopted, origin)
+        table.insert(adopted, n)
+      end
+    end
+    redis.call('DEL', origins_key)
+    redis.call('SREM', owners_key, owner)
+  end
+end
+return adopted
+"""
+
+# Take one origin's list atomically: nothing added in between is lost.
+TAKE = """
+local items = redis.call('LRANGE', KEYS[1], 0, -1)
+redis.call('DEL', KEYS[1])
+redis.call('SREM', KEYS[2], ARGV[1])
+return items
+"""
+
+# Requests held by owners other than ARGV[2] (alive or not yet adopted).
+ELSEWHERE = """
+local prefix, me = ARGV[1], ARGV[2]
+for _, owner in ipairs(redis.call('SMEMBERS', prefix .. 'held:owners')) do
+  if owner ~= me and redis.call('SCARD', prefix .. 'held:origins:' .. owner) > 0 then
+    return 1
+  end
+end
+return 0
+"""
