@@ -2,7 +2,7 @@
 
 The parser and matcher (``RobotsTxt``) are pure Python: importing them does not
 import Scrapy. The Scrapy parts (``RobotParser``, ``RobotsTxtMiddleware``,
-``Addon``) are loaded on first use.
+``RobotsTxtGuard``, ``Addon``) are loaded on first use.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from scrapy_rep.robotstxt import Decision, RobotsTxt, Rule
 from scrapy_rep.tokens import is_valid_token, product_token
 
 if TYPE_CHECKING:
+    from scrapy_rep._guard import RobotsTxtGuard
     from scrapy_rep.adapter import RobotParser
     from scrapy_rep.addon import Addon
     from scrapy_rep.middleware import RobotsTxtMiddleware
@@ -22,6 +23,7 @@ __all__ = [
     "Decision",
     "RobotParser",
     "RobotsTxt",
+    "RobotsTxtGuard",
     "RobotsTxtMiddleware",
     "Rule",
     "is_valid_token",
@@ -31,6 +33,7 @@ __all__ = [
 _LAZY = {
     "RobotParser": "scrapy_rep.adapter",
     "RobotsTxtMiddleware": "scrapy_rep.middleware",
+    "RobotsTxtGuard": "scrapy_rep._guard",
     "Addon": "scrapy_rep.addon",
 }
 

@@ -1,11 +1,13 @@
 """``ADDONS = {"scrapy_rep.Addon": 0}``: scrapy-rep in one line.
 
 The add-on replaces Scrapy's robots.txt middleware with ``scrapy_rep.RobotsTxtMiddleware``
-(which also drops disallowed requests before they are scheduled), makes
+(which also drops disallowed requests before they are scheduled), adds
+``scrapy_rep.RobotsTxtGuard`` (robots.txt requests: scheme check and bounded
+decompression, above HttpCompressionMiddleware), makes
 ``scrapy_rep.RobotParser`` the ``ROBOTSTXT_PARSER`` and sets ``ROBOTSTXT_OBEY = True``.
 Everything is set at the "addon" priority, so whatever settings.py, a spider's
 ``custom_settings`` or ``-s`` say still wins, including an explicit entry for
-either middleware in ``DOWNLOADER_MIDDLEWARES``.
+any of these middlewares in ``DOWNLOADER_MIDDLEWARES``.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from scrapy.settings import BaseSettings
 from scrapy.utils.misc import load_object
 
 from scrapy_rep._checks import warn_about_tokens
+from scrapy_rep._guard import GUARD, GUARD_ORDER
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -47,11 +50,13 @@ class Addon:
             components = BaseSettings(components or {}, "addon")
             settings.set("DOWNLOADER_MIDDLEWARES", components, "addon")
         named = {component_path(key) for key in components}
-        # An entry the user wrote for either middleware, under any spelling, wins.
+        # An entry the user wrote for any of them, under any spelling, wins.
         if component_path(BUILTIN_MIDDLEWARE) not in named:
             components.set(BUILTIN_MIDDLEWARE, None, "addon")
         if component_path(MIDDLEWARE) not in named:
             components.set(MIDDLEWARE, MIDDLEWARE_ORDER, "addon")
+        if component_path(GUARD) not in named:
+            components.set(GUARD, GUARD_ORDER, "addon")
         # update_settings runs after settings.py, custom_settings and -s are
         # applied: the token settings are final enough to check here.
         if self.crawler is not None and settings.getbool("ROBOTSTXT_OBEY"):

@@ -24,6 +24,7 @@ from scrapy.utils.test import get_crawler
 
 from scrapy_rep import Addon
 from scrapy_rep._checks import token_warnings, warn_about_tokens
+from scrapy_rep._guard import GUARD, GUARD_ORDER
 from scrapy_rep.addon import BUILTIN_MIDDLEWARE, MIDDLEWARE, component_path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -104,6 +105,7 @@ def test_user_order_for_our_middleware_wins() -> None:
     assert components == {
         "scrapy_rep.middleware.RobotsTxtMiddleware": 650,
         BUILTIN_MIDDLEWARE: None,
+        GUARD: GUARD_ORDER,
     }
     enabled = middlewares(c)
     assert enabled.count(OURS) == 1

@@ -19,6 +19,7 @@ MIDDLEWARE: dict[str, Any] = {
     "DOWNLOADER_MIDDLEWARES": {
         "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
         "scrapy_rep.RobotsTxtMiddleware": 100,
+        "scrapy_rep.RobotsTxtGuard": 950,
     },
     "USER_AGENT": "TestBot/1.0 (+http://127.0.0.1)",
     # The project's retry policy applies to robots.txt too; tests script every
