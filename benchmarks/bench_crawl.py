@@ -58,6 +58,7 @@ OURS: dict[str, Any] = {
     "DOWNLOADER_MIDDLEWARES": {
         "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
         "scrapy_rep.RobotsTxtMiddleware": 100,
+        "scrapy_rep.RobotsTxtGuard": 950,
     },
 }
 BUILTIN: dict[str, Any] = {"ROBOTSTXT_OBEY": True}

@@ -3,7 +3,8 @@
 The parser and matcher (``RobotsTxt``) are pure Python: importing them does not
 import Scrapy; nor do ``explain``, ``format_explanation``, ``format_rule`` and
 ``describe_origin`` (why a URL is allowed, as ``scrapy robots`` says it). The Scrapy parts
-(``RobotParser``, ``RobotsTxtMiddleware``, ``Addon``, ``running_middleware``)
+(``RobotParser``, ``RobotsTxtMiddleware``, ``RobotsTxtGuard``, ``PageRobotsMiddleware``,
+``Addon``, ``running_middleware``)
 are loaded on first use.
 
 "SPEC A3" and the like in comments and docstrings are sections of the project's
@@ -20,6 +21,7 @@ from scrapy_rep.robotstxt import Decision, RobotsTxt, Rule
 from scrapy_rep.tokens import CrawlerTokens, is_valid_token, product_token
 
 if TYPE_CHECKING:
+    from scrapy_rep._guard import RobotsTxtGuard
     from scrapy_rep._running import running_middleware
     from scrapy_rep.adapter import RobotParser
     from scrapy_rep.addon import Addon
@@ -36,6 +38,7 @@ __all__ = [
     "PageRules",
     "RobotParser",
     "RobotsTxt",
+    "RobotsTxtGuard",
     "RobotsTxtMiddleware",
     "Rule",
     "describe_origin",
@@ -52,6 +55,7 @@ _LAZY = {
     "RobotParser": "scrapy_rep.adapter",
     "RobotsTxtMiddleware": "scrapy_rep.middleware",
     "PageRobotsMiddleware": "scrapy_rep.page_middleware",
+    "RobotsTxtGuard": "scrapy_rep._guard",
     "Addon": "scrapy_rep.addon",
     "running_middleware": "scrapy_rep._running",
 }

@@ -1,20 +1,25 @@
 """One robots.txt fetch through Scrapy's engine (SPEC B2 redirects and statuses, B4 size).
 
 The request goes through the engine and every downloader middleware (proxies,
-headers, HTTP cache, the project's retry policy), marked ``dont_obey_robotstxt``
-and ``dont_redirect``: redirects are followed here, at most ``MAX_REDIRECTS``
-(cross-host allowed), and the 6th means "no robots.txt". A ``bytes_received``
-handler stops the body after 500 KiB (``StopDownload(fail=False)``: what
-arrived is used); after decompression only the first 512,000 bytes are kept.
+headers, HTTP cache), marked ``dont_obey_robotstxt``, ``dont_redirect`` and
+``dont_retry`` (a failure is retried by the middleware's own back-off, SPEC B2,
+not also by Scrapy's RetryMiddleware): redirects are followed here, at most
+``MAX_REDIRECTS`` (cross-host allowed), and the 6th means "no robots.txt".
+Redirects are followed to http and https URLs only (ftp only from an ftp
+origin); see ``_redirect_target``. A ``bytes_received`` handler stops the body
+after 500 KiB (``StopDownload(fail=False)``: what arrived is used);
+``scrapy_rep._guard.RobotsTxtGuard`` decodes it with a bound, and only the first
+512,000 bytes are kept.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import time
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, StopDownload
@@ -23,7 +28,10 @@ from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.defer import deferred_from_coro
 from twisted.internet.defer import Deferred, inlineCallbacks
 
+from scrapy_rep._guard import ROBOTS_META, ROBOTS_SCHEMES, TRUNCATED_FLAG, check_wiring
+from scrapy_rep._origin import origin
 from scrapy_rep._policy import MAX_REDIRECTS, Fetch, classify, parse_retry_after
+from scrapy_rep.parser import MAX_BODY_BYTES
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -34,9 +42,7 @@ __all__ = ["MAX_BODY", "ROBOTS_META", "Fetcher"]
 logger = logging.getLogger(__name__)
 
 #: SPEC A1/B4: only the first 512,000 bytes of a robots.txt count.
-MAX_BODY = 512_000
-#: Meta key marking this package's own robots.txt requests.
-ROBOTS_META = "rep_robotstxt"
+MAX_BODY = MAX_BODY_BYTES
 #: Like Scrapy's own robots.txt requests: ahead of pages in a download slot.
 _PRIORITY = 1000
 
@@ -45,6 +51,7 @@ class Fetcher:
     """Fetches robots.txt for origins through ``crawler.engine``."""
 
     def __init__(self, crawler: Crawler) -> None:
+        check_wiring(crawler.settings)
         self._crawler = crawler
         self._stats: StatsCollector = crawler.stats
         settings = crawler.settings
@@ -60,9 +67,15 @@ class Fetcher:
 
     @inlineCallbacks
     def _fetch(self, url: str) -> Generator[Deferred[Any], Any, tuple[Fetch, bytes | None]]:
+        start = url
         redirects: list[str] = []
+        # SPEC B1: an ftp origin's robots.txt is on ftp; nothing else but http(s).
+        schemes = _HTTP | ({"ftp"} if url.startswith("ftp:") else set())
         while True:
-            request = self._request(url)
+            try:
+                request = self._request(url)
+            except ValueError as exc:  # a redirect target Scrapy cannot request
+                return self._refused(start, url, str(exc), redirects[:-1])
             self._stats.inc_value("robotstxt/request_count")
             try:
                 response = yield self._download(request)
@@ -73,27 +86,54 @@ class Fetcher:
                 return Fetch("no_robots", None, tuple(redirects), error=error), None
             except Exception as exc:
                 name = _readable(type(exc))
-                self._stats.inc_value(f"robotstxt/exception_count/{name}")
+                # Scrapy's own key, as its RobotsTxtMiddleware writes it: "<class '…'>".
+                self._stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
                 return Fetch("unreachable", None, tuple(redirects), error=f"{name}: {exc}"), None
             finally:
                 self._received.pop(id(request), None)
                 self._track(-1)
             self._stats.inc_value("robotstxt/response_count")
             self._stats.inc_value(f"robotstxt/response_status_count/{response.status}")
+            if urlsplit(response.url).scheme not in ROBOTS_SCHEMES:
+                # Only a middleware that answers by itself gets here; use nothing.
+                return self._refused(start, response.url, "not an http(s)/ftp URL", redirects)
             kind = classify(response.status)
             if kind == "redirect":
-                location = response.headers.get(b"Location")
-                if not location:
-                    return Fetch("no_robots", response.status, tuple(redirects)), None
                 if len(redirects) >= MAX_REDIRECTS:
                     self._stats.inc_value("robotstxt/redirect_limit")
                     error = f"more than {MAX_REDIRECTS} redirects"
                     return Fetch("no_robots", response.status, tuple(redirects), error=error), None
-                url = urljoin(response.url, location.decode("latin-1").strip())
+                location = response.headers.get(b"Location")
+                target, problem = _redirect_target(response.url, location, schemes)
+                if problem is not None:
+                    return self._refused(start, target, problem, redirects, response.status)
+                url = target
                 redirects.append(url)
                 self._stats.inc_value("robotstxt/redirect_count")
                 continue
             return self._result(response, kind, tuple(redirects))
+
+    def _refused(
+        self,
+        url: str,
+        target: str,
+        problem: str,
+        redirects: list[str],
+        status: int | None = None,
+    ) -> tuple[Fetch, None]:
+        """SPEC B2 (a redirect not followed leaves no robots.txt): an unfollowable or
+        non-HTTP target means "no robots.txt", as more than 5 redirects do (Google
+        treats those as 404). The site controls its own robots.txt anyway, so this
+        gives it nothing it lacks; and nothing but http(s)/ftp is ever fetched."""
+        self._stats.inc_value("robotstxt/redirect_refused")
+        error = f"redirect to {target[:200]!r} not followed: {problem}"
+        logger.warning(
+            "robots.txt at %s: %s; no robots.txt, everything allowed",
+            url,
+            error,
+            extra={"spider": self._crawler.spider},
+        )
+        return Fetch("no_robots", status, tuple(redirects), error=error), None
 
     def _result(
         self, response: Response, kind: str, redirects: tuple[str, ...]
@@ -108,7 +148,8 @@ class Fetcher:
             )
             return fetch, None
         body = response.body
-        truncated = "download_stopped" in response.flags or len(body) > MAX_BODY
+        flags = response.flags
+        truncated = "download_stopped" in flags or TRUNCATED_FLAG in flags or len(body) > MAX_BODY
         if truncated:
             self._stats.inc_value("robotstxt/truncated")
         fetch = Fetch(
@@ -124,6 +165,7 @@ class Fetcher:
         meta: dict[str, Any] = {
             "dont_obey_robotstxt": True,
             "dont_redirect": True,
+            "dont_retry": True,
             "allow_offsite": True,
             ROBOTS_META: True,
         }
@@ -159,6 +201,36 @@ class Fetcher:
         self._received[key] = total
         if total >= MAX_BODY:
             raise StopDownload(fail=False)
+
+
+_HTTP = frozenset({"http", "https"})
+
+
+def _redirect_target(
+    base: str, location: bytes | None, schemes: frozenset[str]
+) -> tuple[str, str | None]:
+    """The absolute URL a redirect points to, and why it is not followed (None: follow it)."""
+    if not location:
+        return "", "no Location header"
+    raw = location.decode("latin-1").strip()
+    try:
+        target = urljoin(base, raw)
+        parts = urlsplit(target)
+        port = parts.port  # ValueError when not a number or out of range
+    except ValueError as exc:
+        return raw, f"not a valid URL ({exc})"
+    scheme = parts.scheme.lower()
+    if scheme not in schemes:
+        return target, f"{scheme or 'no'}: scheme (only {'/'.join(sorted(schemes))} is followed)"
+    host = parts.hostname or ""
+    if ":" in host:
+        try:
+            ipaddress.IPv6Address(host.split("%", 1)[0])
+        except ValueError:
+            return target, "malformed IPv6 host"
+    if port == 0 or origin(target) is None:
+        return target, "no valid host and port"
+    return target, None
 
 
 def _header(response: Response, name: bytes) -> str | None:

@@ -1,13 +1,15 @@
 """``ADDONS = {"scrapy_rep.Addon": 0}``: scrapy-rep in one line.
 
 The add-on replaces Scrapy's robots.txt middleware with ``scrapy_rep.RobotsTxtMiddleware``
-(which also drops disallowed requests before they are scheduled), adds the spider
-middleware ``scrapy_rep.PageRobotsMiddleware`` (robots meta tags, X-Robots-Tag), makes
+(which also drops disallowed requests before they are scheduled), adds
+``scrapy_rep.RobotsTxtGuard`` (robots.txt requests: scheme check and bounded
+decompression, above HttpCompressionMiddleware) and the spider middleware
+``scrapy_rep.PageRobotsMiddleware`` (robots meta tags, X-Robots-Tag), makes
 ``scrapy_rep.RobotParser`` the ``ROBOTSTXT_PARSER`` and sets ``ROBOTSTXT_OBEY = True``.
 When the user sets ``ROBOTSTXT_OBEY = False`` the middlewares are left as they are.
 Everything is set at the "addon" priority, so whatever settings.py, a spider's
 ``custom_settings`` or ``-s`` say still wins, including an explicit entry for
-either middleware in ``DOWNLOADER_MIDDLEWARES``.
+any of these middlewares in ``DOWNLOADER_MIDDLEWARES``.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from scrapy.utils.misc import load_object
 
 from scrapy_rep import __version__
 from scrapy_rep._checks import warn_about_tokens
+from scrapy_rep._guard import GUARD, GUARD_ORDER
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -66,16 +69,10 @@ class Addon:
             # place, which stays silent, where ours would be logged by Scrapy
             # as "Disabled …" at WARNING on every run.
             return
-        components = settings["DOWNLOADER_MIDDLEWARES"]
-        if not isinstance(components, BaseSettings):
-            components = BaseSettings(components or {}, "addon")
-            settings.set("DOWNLOADER_MIDDLEWARES", components, "addon")
-        named = {component_path(key) for key in components}
-        # An entry the user wrote for either middleware, under any spelling, wins.
-        if component_path(BUILTIN_MIDDLEWARE) not in named:
-            components.set(BUILTIN_MIDDLEWARE, None, "addon")
-        if component_path(MIDDLEWARE) not in named:
-            components.set(MIDDLEWARE, MIDDLEWARE_ORDER, "addon")
+        # An entry the user wrote for any of them, under any spelling, wins.
+        _add_component(settings, "DOWNLOADER_MIDDLEWARES", BUILTIN_MIDDLEWARE, None)
+        _add_component(settings, "DOWNLOADER_MIDDLEWARES", MIDDLEWARE, MIDDLEWARE_ORDER)
+        _add_component(settings, "DOWNLOADER_MIDDLEWARES", GUARD, GUARD_ORDER)
         _add_component(settings, "SPIDER_MIDDLEWARES", PAGE_MIDDLEWARE, PAGE_MIDDLEWARE_ORDER)
         # update_settings runs after settings.py, custom_settings and -s are
         # applied: the token settings are final enough to check here.
@@ -83,7 +80,7 @@ class Addon:
             warn_about_tokens(self.crawler)
 
 
-def _add_component(settings: Settings, name: str, path: str, order: int) -> None:
+def _add_component(settings: Settings, name: str, path: str, order: int | None) -> None:
     """Add ``path`` to the component dict ``name`` unless the user named it (any spelling)."""
     components = settings[name]
     if not isinstance(components, BaseSettings):

@@ -6,6 +6,7 @@ Enable with::
     DOWNLOADER_MIDDLEWARES = {
         "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
         "scrapy_rep.RobotsTxtMiddleware": 100,
+        "scrapy_rep.RobotsTxtGuard": 950,
     }
 
 How a request travels:

@@ -16,6 +16,8 @@ keep running in the pytest process.
                                       # the spider stays open (spider_idle) until all are injected
         hosts={"müller.test": "127.0.0.1"},   # name → IP via _resolver.MappedResolver (IDN tests)
         interrupt=Interrupt(srv, "/page/", 5),  # SIGINT once srv saw 5 requests under /page/
+        memory_limit=None,        # bytes: RLIMIT_AS (address space) of the crawl process, so a
+                                  # runaway allocation fails (MemoryError) instead of swapping
         timeout=60,               # wall-clock limit; on expiry the crawl is killed and
                                   # CrawlTimeout (an AssertionError, with the log tail) is raised
         check=True,               # raise CrawlFailed unless the subprocess exited 0 with results
@@ -55,6 +57,8 @@ DOWNLOAD_TIMEOUT 15, ROBOTSTXT_OBEY False); JOBDIR, CLOSESPIDER_* etc. are ordin
     result.interrupted      True when ``interrupt`` sent SIGINT
     result.cpu_time         CPU seconds the crawl process used from spider_opened to
                             spider_closed (benchmarks: robust on a busy machine)
+    result.max_rss          peak resident set size of the crawl process, bytes (ru_maxrss)
+    result.max_rss_at_open  the same, measured at spider_opened (the crawl's baseline)
 """
 
 from __future__ import annotations
@@ -137,6 +141,8 @@ class CrawlResult:
     close_reason: str | None = None
     cpu_time: float | None = None
     interrupted: bool = False
+    max_rss: int | None = None
+    max_rss_at_open: int | None = None
 
     def stat(self, name: str, default: Any = 0) -> Any:
         return self.stats.get(name, default)
@@ -172,6 +178,7 @@ def run_crawl(
     extra: Sequence[Start] = (),
     hosts: Mapping[str, str] | None = None,
     interrupt: Interrupt | None = None,
+    memory_limit: int | None = None,
     timeout: float = 60.0,
     check: bool = True,
 ) -> CrawlResult:
@@ -187,6 +194,7 @@ def run_crawl(
             "items": items,
             "extra": [e.to_json() for e in extra],
             "hosts": dict(hosts or {}),
+            "memory_limit": memory_limit,
             "result": str(result_path),
         }
         config_path = Path(tmp, "config.json")
@@ -238,6 +246,8 @@ def run_crawl(
             close_reason=data["close_reason"],
             cpu_time=data["cpu_time"],
             interrupted=interrupted.is_set(),
+            max_rss=data["max_rss"],
+            max_rss_at_open=data["max_rss_at_open"],
         )
 
 

@@ -3,18 +3,20 @@
 Usage: ``python tests/_crawl_main.py CONFIG.json`` (``tests/`` is then ``sys.path[0]``).
 CONFIG keys: ``settings`` (dict), ``start`` (list of {url, meta, dont_filter, priority}),
 ``follow_links`` (bool), ``follow_meta`` (dict), ``items`` (bool: yield one dict item per
-response), ``extra`` (list of {url, at, meta,
-dont_filter}), ``hosts`` (name → IP for ``_resolver.MappedResolver``), ``result`` (path the
-JSON result is written to). Written on exit: ``stats``, ``responses``, ``response_times``
-(seconds since spider_opened), ``statuses``, ``errbacks``, ``reached_downloader``,
-``dropped``, ``items`` (scraped, as dicts), ``close_reason``, ``cpu_time`` (CPU seconds of the
-crawl process from spider_opened to spider_closed).
+response), ``extra`` (list of {url, at, meta, dont_filter}), ``hosts`` (name → IP for
+``_resolver.MappedResolver``), ``memory_limit`` (bytes of address space, RLIMIT_AS, or null),
+``result`` (path the JSON result is written to). Written on exit: ``stats``, ``responses``,
+``response_times`` (seconds since spider_opened), ``statuses``, ``errbacks``,
+``reached_downloader``, ``dropped``, ``items`` (scraped, as dicts), ``close_reason``,
+``cpu_time`` (CPU seconds of the crawl process from spider_opened to spider_closed), ``max_rss``
+and ``max_rss_at_open`` (peak RSS in bytes at the end and at spider_opened).
 """
 
 from __future__ import annotations
 
 import datetime
 import json
+import resource
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -44,6 +46,7 @@ class HarnessSpider(scrapy.Spider):
         self._opened_at = time.monotonic()
         self._cpu_at_open = time.process_time()
         self.cpu_time: float | None = None
+        self.max_rss_at_open: int | None = None
         self.statuses: dict[str, int] = {}
         self.errbacks: list[dict[str, Any]] = []
         self.reached_downloader: list[str] = []
@@ -110,6 +113,7 @@ class HarnessSpider(scrapy.Spider):
 
         self._opened_at = time.monotonic()
         self._cpu_at_open = time.process_time()
+        self.max_rss_at_open = _max_rss()
         clock: Any = reactor
         for entry in self.harness.get("extra", []):
             clock.callLater(float(entry.get("at", 0)), self._inject, entry)
@@ -134,6 +138,10 @@ class HarnessSpider(scrapy.Spider):
     def closed(self, reason: str) -> None:
         self.close_reason = reason
         self.cpu_time = time.process_time() - self._cpu_at_open
+
+
+def _max_rss() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
 
 
 def _jsonable(value: Any) -> Any:
@@ -162,6 +170,9 @@ def _settings(config: dict[str, Any]) -> dict[str, Any]:
 
 def main(config_path: str) -> int:
     config = json.loads(Path(config_path).read_text(encoding="utf-8"))
+    limit = config.get("memory_limit")
+    if limit:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     process = CrawlerProcess(_settings(config))
     crawler = process.create_crawler(HarnessSpider)
     process.crawl(crawler, harness=config)
@@ -179,6 +190,8 @@ def main(config_path: str) -> int:
         "items": _jsonable(spider.items),
         "close_reason": spider.close_reason,
         "cpu_time": spider.cpu_time,
+        "max_rss": _max_rss(),
+        "max_rss_at_open": spider.max_rss_at_open,
     }
     Path(config["result"]).write_text(json.dumps(result), encoding="utf-8")
     return 0

@@ -27,6 +27,8 @@ Answers are scripted per path (exact path incl. query first, then the path witho
     srv.route("/robots.txt", Reply(500), Reply(200, body))   # a sequence; the last one repeats
     srv.robots("User-agent: *\\nDisallow: /p")                # shortcut: 200 text/plain
     srv.route("/r", Reply.redirect("/robots2.txt"))           # 301; or a full URL (other server)
+        # a Location starting with "/" is made absolute on this server; any other value is
+        # sent as given (file:///…, data:…, http://[::1 …)
     srv.redirect_chain("/robots.txt", 5, final=Reply(200, body))
         # 5 redirects: /robots.txt -> /redirect/1 -> ... -> /redirect/4 -> /redirect/final;
         # target=other.url("/x") ends the chain on another server (route "/x" there yourself)
@@ -455,7 +457,7 @@ class ScriptedServer:
             body = _gzip.compress(body)
             headers["Content-Encoding"] = "gzip"
         headers.setdefault("Content-Type", "text/html")
-        if "Location" in headers:
+        if headers.get("Location", "").startswith("/"):
             headers["Location"] = urljoin(self.url(seen.path), headers["Location"])
         seen.status = reply.status
         h.send_response(reply.status)

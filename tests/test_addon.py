@@ -25,6 +25,7 @@ from scrapy.utils.test import get_crawler
 import scrapy_rep
 from scrapy_rep import Addon, RobotParser
 from scrapy_rep._checks import warn_about_tokens
+from scrapy_rep._guard import GUARD, GUARD_ORDER
 from scrapy_rep.addon import BUILTIN_MIDDLEWARE, MIDDLEWARE, component_path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -115,6 +116,7 @@ def test_user_order_for_our_middleware_wins() -> None:
     assert components == {
         "scrapy_rep.middleware.RobotsTxtMiddleware": 650,
         BUILTIN_MIDDLEWARE: None,
+        GUARD: GUARD_ORDER,
     }
     enabled = middlewares(c)
     assert enabled.count(OURS) == 1

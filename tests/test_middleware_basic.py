@@ -19,10 +19,11 @@ MIDDLEWARE: dict[str, Any] = {
     "DOWNLOADER_MIDDLEWARES": {
         "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
         "scrapy_rep.RobotsTxtMiddleware": 100,
+        "scrapy_rep.RobotsTxtGuard": 950,
     },
     "USER_AGENT": "TestBot/1.0 (+http://127.0.0.1)",
-    # The project's retry policy applies to robots.txt too; tests script every
-    # answer, so Scrapy's own retries are off.
+    # Tests script every answer, so Scrapy's own retries of pages are off (robots.txt
+    # requests are never retried by it: dont_retry, test_security.py checks that).
     "RETRY_ENABLED": False,
 }
 

@@ -19,6 +19,7 @@ from scrapy.exceptions import DontCloseSpider
 from twisted.internet.defer import DeferredList, maybeDeferred
 
 from scrapy_rep._explain import describe_error, explain_report, page_entry
+from scrapy_rep._guard import GUARD, GUARD_ORDER
 from scrapy_rep._running import running_middleware
 from scrapy_rep.addon import BUILTIN_MIDDLEWARE, MIDDLEWARE, MIDDLEWARE_ORDER, component_path
 
@@ -35,20 +36,27 @@ def enable_middleware(settings: BaseSettings) -> None:
     """Run ``scrapy_rep.RobotsTxtMiddleware`` whatever the project says (ROBOTSTXT_OBEY too).
 
     The command explains what the middleware would decide, so it needs it even
-    in a project that has not enabled it yet. A project's own order for it is
-    kept, and so is everything that shapes a download (proxies, headers, store).
+    in a project that has not enabled it yet; ``scrapy_rep.RobotsTxtGuard`` too.
+    A project's own order for them is kept, and so is everything that shapes a
+    download (proxies, headers, store).
     """
     ours, builtin = component_path(MIDDLEWARE), component_path(BUILTIN_MIDDLEWARE)
+    guard = component_path(GUARD)
     order: Any = MIDDLEWARE_ORDER
+    guard_order: Any = GUARD_ORDER
     components: dict[Any, Any] = {}
     for key, value in settings.getdict("DOWNLOADER_MIDDLEWARES").items():
         path = component_path(key)
         if path == ours and value is not None:
             order = value
-        elif path not in (ours, builtin):
+        elif path == guard and value is not None:
+            guard_order = value
+        elif path not in (ours, builtin, guard):
             components[key] = value
     components[BUILTIN_MIDDLEWARE] = None
     components[MIDDLEWARE] = order
+    # Fetching robots.txt of any site safely needs the guard (scheme, decompression).
+    components[GUARD] = guard_order
     settings.set("DOWNLOADER_MIDDLEWARES", components, "cmdline")
     settings.set("ROBOTSTXT_OBEY", True, "cmdline")
     # Explaining must leave no trace in the project's job state, feeds or pipelines.

@@ -31,7 +31,9 @@ class RobotsTxtMiddlewareTest(unittest.TestCase):
         gc.collect()
         self.flushLoggedErrors(unittest.FailTest)
         self.crawler = mock.MagicMock()
-        self.crawler.settings = Settings()
+        # scrapy-rep: our middleware fetches robots.txt only with RobotsTxtGuard enabled
+        # (scheme check, bounded decompression: docs/spec.md B4); the add-on adds it.
+        self.crawler.settings = Settings({"DOWNLOADER_MIDDLEWARES": {"scrapy_rep.RobotsTxtGuard": 950}})
         self.crawler.engine.download = mock.MagicMock()
         # scrapy-rep: a mock has every attribute, the engine of Scrapy 2.11 has no
         # download_async (Scrapy >= 2.14), which our robots.txt fetch prefers.

@@ -27,7 +27,9 @@ from scrapy_rep import RobotsTxtMiddleware
 class TestRobotsTxtMiddleware:
     def setup_method(self) -> None:
         self.crawler: mock.MagicMock = mock.MagicMock()
-        self.crawler.settings = Settings()
+        # scrapy-rep: our middleware fetches robots.txt only with RobotsTxtGuard enabled
+        # (scheme check, bounded decompression: docs/spec.md B4); the add-on adds it.
+        self.crawler.settings = Settings({"DOWNLOADER_MIDDLEWARES": {"scrapy_rep.RobotsTxtGuard": 950}})
         self.crawler.engine.download_async = mock.AsyncMock()
         self.crawler.signals.send_catch_log_async = mock.AsyncMock(return_value=[])
 
