@@ -201,6 +201,17 @@ def test_retry_after_and_fast_retry_for_503() -> None:
     assert len(parts.crawled) == 1
 
 
+def test_unreachable_longer_than_allow_after_releases_as_no_restrictions() -> None:
+    parts = Parts(*[error(500)] * 10, limits=replace(LIMITS, unreachable_allow_after=100))
+    request = parts.hold()
+    parts.advance(30 + 60 + 1)  # fetched at 0, 30, 90: unreachable for less than 100 s
+    assert parts.crawled == []
+    parts.advance(120)  # fetched at 210: unreachable for longer, everything allowed
+    assert parts.crawled == [request]
+    state = parts.state()
+    assert state is not None and state.report().outcome == "allow_all"
+
+
 def test_no_fetch_while_nothing_waits_for_a_failing_origin() -> None:
     parts = Parts(error(500))
     request = parts.hold()

@@ -156,21 +156,6 @@ def test_engine_download_waits_for_robots_txt_then_is_checked(
         assert "parsed" not in outcome
 
 
-def test_engine_download_waiting_past_the_hold_timeout_is_dropped_with_a_reason(
-    http_server: ScriptedServer, http_server2: ScriptedServer, tmp_path: Path
-) -> None:
-    http_server.robots("User-agent: *\nDisallow:\n")
-    http_server2.route("/robots.txt", Reply(500))  # for ever
-    url = http_server2.url("/page/yes")
-    outcome = run_download_spider(http_server.url("/page/1"), [url], tmp_path, REP_HOLD_TIMEOUT=1)
-    assert outcome[url] == (
-        f"ignored: robots.txt of {http_server2.origin} could not be fetched within "
-        "REP_HOLD_TIMEOUT=1s (HTTP 500)"
-    )
-    assert outcome["held_dropped"] == 1
-    assert http_server2.count("/page/yes") == 0
-
-
 def test_crawl_closes_at_once_with_requests_waiting_for_robots_txt(
     http_server: ScriptedServer, http_server2: ScriptedServer, tmp_path: Path
 ) -> None:
