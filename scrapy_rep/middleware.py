@@ -1,22 +1,10 @@
 """``RobotsTxtMiddleware``: Google's robots.txt rules for a Scrapy crawl, without stalls.
 
-Enable with::
-
-    ROBOTSTXT_OBEY = True
-    DOWNLOADER_MIDDLEWARES = {
-        "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
-        "scrapy_rep.RobotsTxtMiddleware": 100,
-    }
-
-This module is the façade that wires the parts to Scrapy; each part has one job and takes
-its time from the clock it is given:
-
-- ``_cache``: the origins this process knows (parsed rules, serving decision, LRU);
-- ``_resolver``: store, fetch lease, fetch, retries — the one place deciding "fetch now?";
-- ``_holds``: requests waiting for robots.txt (held, waiting, released, expired, let go);
-- ``_jobdir``: held requests kept in JOBDIR across runs;
-- ``_policy``: the pure SPEC B2/B3 decisions; ``_events``: stats and log lines;
-  ``_compat``: Scrapy-version differences; ``_settings``: every REP_* setting, validated.
+The façade wiring the parts to Scrapy (README "How it is built"); each part has one job and
+takes its time from the clock it is given: ``_cache`` (known origins, LRU), ``_resolver``
+(store, lease, fetch, retries; the one place deciding "fetch now?"), ``_holds`` (requests
+waiting for robots.txt), ``_jobdir`` (held requests across runs), ``_events`` (stats and log
+lines), ``_compat`` (Scrapy-version differences), ``_settings`` (every REP_* setting).
 
 How a request travels:
 
