@@ -46,9 +46,13 @@ def close_requested(engine: Any) -> bool:
         return False
     if not getattr(engine, "running", True):
         return True
-    # Scrapy >= 2.13: ``engine._slot``; Scrapy 2.11/2.12: ``engine.slot``.
-    slot = getattr(engine, "_slot", None) or getattr(engine, "slot", None)
+    slot = _engine_slot(engine)
     return slot is None or getattr(slot, "closing", None) is not None
+
+
+def _engine_slot(engine: Any) -> Any:
+    # Scrapy >= 2.13: ``engine._slot``; Scrapy 2.11/2.12: ``engine.slot``.
+    return getattr(engine, "_slot", None) or getattr(engine, "slot", None)
 
 
 def leave_active(engine: Any, request: Request) -> bool:
@@ -63,6 +67,10 @@ def leave_active(engine: Any, request: Request) -> bool:
     if not isinstance(active, set) or request not in active:
         return False
     active.discard(request)
+    # Ask the engine for its next request now rather than at its next 5 s heartbeat.
+    slot = _engine_slot(engine)
+    if slot is not None:
+        slot.nextcall.schedule()
     return True
 
 
@@ -73,8 +81,6 @@ def rejoin_active(engine: Any, request: Request) -> None:
     raise KeyError if the request is missing, so it must be back whatever the outcome.
     """
     engine.downloader.active.add(request)
-    # The slot freed by leave_active may have let the engine start other downloads; it asks
-    # for more as they finish, so nothing else is needed here.
 
 
 def robots_parsed_signal() -> object | None:
