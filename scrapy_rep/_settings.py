@@ -1,12 +1,14 @@
-"""The middleware's REP_* settings: read once at startup, validated.
+"""Every REP_* setting, read once at startup and validated in one place.
 
-A bad value raises ValueError naming the setting to change. Defaults and
-meanings are in the README settings table.
+A bad value raises ValueError naming the setting to change. Defaults and meanings are in the
+README settings table. ``MiddlewareSettings`` is what the middleware runs with;
+``StoreOptions`` (part of it) is what opens its store.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scrapy_rep._policy import Limits
@@ -14,9 +16,35 @@ from scrapy_rep._policy import Limits
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
-__all__ = ["MiddlewareSettings"]
+__all__ = ["JOBDIR_STORE_FILE", "MiddlewareSettings", "StoreOptions", "store_options"]
 
 _DAY = 86400.0
+
+#: File name of the default SQLite store inside JOBDIR.
+JOBDIR_STORE_FILE = "robotstxt.sqlite3"
+#: Key prefix (REP_STORE_PREFIX) so several projects can share one Redis database or SQLite file.
+DEFAULT_PREFIX = "scrapy-rep:"
+#: Seconds a store call may wait (REP_STORE_TIMEOUT): Redis socket timeouts, SQLite busy timeout.
+DEFAULT_TIMEOUT = 2.0
+#: Seconds an entry is kept after its last write: longer than the 30 days a last good copy may
+#: serve (SPEC B3), so nothing the middleware could still use disappears, yet entries expire.
+DEFAULT_ENTRY_TTL = 40 * _DAY
+#: Kept beyond the middleware's longest use of an entry, so expiry never races that use.
+_ENTRY_TTL_MARGIN = _DAY
+#: Origins the default in-memory store keeps (REP_MEMORY_STORE_SIZE), least recently used
+#: evicted: about 10,000 x the median robots.txt size (a few KiB) stays in tens of MiB.
+DEFAULT_MEMORY_STORE_SIZE = 10000
+
+
+@dataclass(frozen=True)
+class StoreOptions:
+    """Which store to open and how (REP_STORE, REP_STORE_PREFIX, REP_STORE_TIMEOUT, ...)."""
+
+    url: str
+    prefix: str = DEFAULT_PREFIX
+    timeout: float = DEFAULT_TIMEOUT
+    entry_ttl: float = DEFAULT_ENTRY_TTL
+    memory_size: int = DEFAULT_MEMORY_STORE_SIZE
 
 
 @dataclass(frozen=True)
@@ -27,6 +55,7 @@ class MiddlewareSettings:
     parsed_cache_size: int
     lease_ttl: float
     lease_poll_interval: float
+    store: StoreOptions
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> MiddlewareSettings:
@@ -46,22 +75,47 @@ class MiddlewareSettings:
                 f"REP_CACHE_MIN_LIFETIME ({limits.cache_min_lifetime:g}) must not exceed "
                 f"REP_CACHE_MAX_LIFETIME ({limits.cache_max_lifetime:g})"
             )
-        size = _number(settings, "REP_PARSED_CACHE_SIZE", 4096)
-        if size < 1 or size != int(size):
-            raise ValueError(f"REP_PARSED_CACHE_SIZE must be a whole number >= 1, got {size!r}")
-        lease_ttl = _seconds(settings, "REP_LEASE_TTL", 300.0)
-        poll = _seconds(settings, "REP_LEASE_POLL_INTERVAL", 0.5)
-        if lease_ttl <= 0 or poll <= 0:
-            name = "REP_LEASE_TTL" if lease_ttl <= 0 else "REP_LEASE_POLL_INTERVAL"
-            raise ValueError(f"{name} must be > 0, got {settings.get(name)!r}")
         return cls(
             limits=limits,
             hold_timeout=_seconds(settings, "REP_HOLD_TIMEOUT", 900.0),
             crawl_delay=_bool(settings, "REP_CRAWL_DELAY"),
-            parsed_cache_size=int(size),
-            lease_ttl=lease_ttl,
-            lease_poll_interval=poll,
+            parsed_cache_size=_count(settings, "REP_PARSED_CACHE_SIZE", 4096),
+            # Short, and renewed while its holder fetches: a killed holder delays the origin
+            # by one TTL at most.
+            lease_ttl=_positive(settings, "REP_LEASE_TTL", 30.0),
+            lease_poll_interval=_positive(settings, "REP_LEASE_POLL_INTERVAL", 0.5),
+            store=store_options(
+                settings, keep_for=max(limits.stale_max_age, limits.unreachable_allow_after)
+            ),
         )
+
+
+def store_options(settings: BaseSettings, *, keep_for: float = 0.0) -> StoreOptions:
+    """The store settings, checked.
+
+    ``keep_for``: the longest time (seconds) the middleware may still use an entry after its
+    last write (its stale max age / unreachable limit); persistent entries outlive it.
+    """
+    return StoreOptions(
+        url=store_url(settings),
+        prefix=_string(settings, "REP_STORE_PREFIX", DEFAULT_PREFIX),
+        timeout=_positive(settings, "REP_STORE_TIMEOUT", DEFAULT_TIMEOUT),
+        entry_ttl=max(DEFAULT_ENTRY_TTL, keep_for + _ENTRY_TTL_MARGIN),
+        memory_size=_count(settings, "REP_MEMORY_STORE_SIZE", DEFAULT_MEMORY_STORE_SIZE),
+    )
+
+
+def store_url(settings: BaseSettings) -> str:
+    """REP_STORE; unset: ``sqlite:///<JOBDIR>/robotstxt.sqlite3`` with JOBDIR, else memory."""
+    url = settings.get("REP_STORE")
+    if url:
+        if not isinstance(url, str):
+            raise ValueError(f"REP_STORE must be a URL string, got {url!r}")
+        return url
+    jobdir = settings.get("JOBDIR")
+    if jobdir:
+        return "sqlite://" + str(Path(jobdir).resolve() / JOBDIR_STORE_FILE)
+    return "memory://"
 
 
 def _number(settings: BaseSettings, name: str, default: float) -> float:
@@ -84,6 +138,27 @@ def _seconds(settings: BaseSettings, name: str, default: float) -> float:
     if seconds < 0:
         raise ValueError(f"{name} must be >= 0 (seconds), got {settings.get(name)!r}")
     return seconds
+
+
+def _positive(settings: BaseSettings, name: str, default: float) -> float:
+    seconds = _number(settings, name, default)
+    if not 0 < seconds < float("inf"):
+        raise ValueError(f"{name} must be a number of seconds > 0, got {settings.get(name)!r}")
+    return seconds
+
+
+def _count(settings: BaseSettings, name: str, default: int) -> int:
+    size = _number(settings, name, default)
+    if not 1 <= size < float("inf") or size != int(size):
+        raise ValueError(f"{name} must be a whole number >= 1, got {settings.get(name)!r}")
+    return int(size)
+
+
+def _string(settings: BaseSettings, name: str, default: str) -> str:
+    value = settings.get(name, default)
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be a string, got {value!r}")
+    return value
 
 
 def _bool(settings: BaseSettings, name: str) -> bool:

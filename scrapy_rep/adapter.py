@@ -26,17 +26,6 @@ from scrapy_rep.tokens import CrawlerTokens
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
-    from scrapy.settings import BaseSettings
-
-
-def configured_tokens(settings: BaseSettings) -> tuple[str, ...] | None:
-    """Thin delegation kept for callers not yet switched: ``CrawlerTokens.fixed``."""
-    return settings_tokens(settings).fixed
-
-
-def crawler_tokens(settings: BaseSettings, user_agent: str | bytes | None) -> tuple[str, ...]:
-    """Thin delegation kept for callers not yet switched: ``CrawlerTokens.for_header``."""
-    return settings_tokens(settings).for_header(user_agent)
 
 
 def _match_url(url: str | bytes) -> str:

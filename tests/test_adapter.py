@@ -9,7 +9,7 @@ import pytest
 from scrapy.utils.test import get_crawler
 
 from scrapy_rep import RobotParser
-from scrapy_rep.adapter import configured_tokens, crawler_tokens
+from scrapy_rep._checks import settings_tokens
 
 BODY = b"""User-agent: mybot
 Disallow: /mybot-only
@@ -134,15 +134,19 @@ def test_crawl_delay_of_selected_group() -> None:
 
 
 def test_crawler_tokens_order() -> None:
-    # The module-level helpers delegate to the crawler's one CrawlerTokens.
+    # One CrawlerTokens per crawler's settings decides for every component.
     settings = get_crawler(settings_dict={"USER_AGENT": "DemoBot/0.1 (+https://d)"}).settings
-    assert crawler_tokens(settings, None) == ("DemoBot",)
-    assert crawler_tokens(settings, b"Other/1") == ("Other",)
-    assert crawler_tokens(settings, "123/1") == ()
-    assert configured_tokens(settings) is None
-    fixed = get_crawler(settings_dict={"REP_USER_AGENTS": ["a-bot", "b-bot"]}).settings
-    assert configured_tokens(fixed) == ("a-bot", "b-bot")
-    assert crawler_tokens(fixed, b"Other/1") == ("a-bot", "b-bot")
+    tokens = settings_tokens(settings)
+    assert tokens is settings_tokens(settings)
+    assert tokens.for_header(None) == ("DemoBot",)
+    assert tokens.for_header(b"Other/1") == ("Other",)
+    assert tokens.for_header("123/1") == ()
+    assert tokens.fixed is None
+    fixed = settings_tokens(
+        get_crawler(settings_dict={"REP_USER_AGENTS": ["a-bot", "b-bot"]}).settings
+    )
+    assert fixed.fixed == ("a-bot", "b-bot")
+    assert fixed.for_header(b"Other/1") == ("a-bot", "b-bot")
 
 
 def test_parser_built_from_fixed_tokens() -> None:

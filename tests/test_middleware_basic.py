@@ -104,7 +104,7 @@ def test_bad_setting_fails_the_crawl_naming_it(http_server: ScriptedServer) -> N
         ("REP_HOLD_TIMEOUT", -1, "REP_HOLD_TIMEOUT must be >= 0 (seconds), got -1"),
         ("REP_CACHE_LIFETIME", "soon", "REP_CACHE_LIFETIME must be a number, got 'soon'"),
         ("REP_PARSED_CACHE_SIZE", 0, "REP_PARSED_CACHE_SIZE must be a whole number >= 1"),
-        ("REP_LEASE_TTL", 0, "REP_LEASE_TTL must be > 0"),
+        ("REP_LEASE_TTL", 0, "REP_LEASE_TTL must be a number of seconds > 0"),
         ("REP_CRAWL_DELAY", "maybe", "REP_CRAWL_DELAY must be True or False"),
     ],
 )

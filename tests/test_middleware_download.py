@@ -19,24 +19,37 @@ from _servers import Reply, ScriptedServer
 from test_middleware_basic import settings
 
 SPIDER = """
-import json, sys
+import json, sys, time
 import scrapy
 from scrapy.crawler import CrawlerProcess
 from scrapy.exceptions import IgnoreRequest
-from scrapy.utils.defer import maybe_deferred_to_future
+from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 
 config = json.load(open(sys.argv[1]))
 outcome = {}
+
+
+def start_download(engine, request):
+    if hasattr(engine, "download_async"):  # Scrapy >= 2.14
+        return deferred_from_coro(engine.download_async(request))
+    return engine.download(request)
 
 
 class DownloadSpider(scrapy.Spider):
     name = "download"
 
     async def start(self):
-        yield scrapy.Request(config["first"])
+        for request in self.start_requests():
+            yield request
 
     def start_requests(self):
+        outcome["opened"] = time.time()
         yield scrapy.Request(config["first"])
+        for url in config.get("also", []):
+            yield scrapy.Request(url, callback=self.ignore)
+
+    def ignore(self, response):
+        return None
 
     @classmethod
     def from_crawler(cls, crawler, *args, **kwargs):
@@ -54,18 +67,22 @@ class DownloadSpider(scrapy.Spider):
     async def parse(self, response):
         engine = self.crawler.engine
         for url in config["direct"]:
-            request = scrapy.Request(url)
+            # Started, not awaited yet: the "then" requests go on meanwhile (a media pipeline).
+            pending = start_download(engine, scrapy.Request(url))
+            for then in config.get("then", []):
+                yield scrapy.Request(then, callback=self.ignore)
             try:
-                if hasattr(engine, "download_async"):
-                    got = await engine.download_async(request)
-                else:
-                    got = await maybe_deferred_to_future(engine.download(request))
+                got = await maybe_deferred_to_future(pending)
                 outcome[url] = got.status
             except IgnoreRequest as exc:
                 outcome[url] = "ignored: " + str(exc)
 
     def closed(self, reason):
-        outcome["held_dropped"] = self.crawler.stats.get_value("robotstxt/held_dropped", 0)
+        outcome["closed"] = time.time()
+        outcome["reason"] = reason
+        stats = self.crawler.stats
+        outcome["held_dropped"] = stats.get_value("robotstxt/held_dropped", 0)
+        outcome["dropped_on_close"] = stats.get_value("robotstxt/held_dropped_on_close", 0)
 
 
 process = CrawlerProcess(config["settings"])
@@ -76,14 +93,22 @@ json.dump(outcome, open(config["result"], "w"))
 
 
 def run_download_spider(
-    first: str, direct: list[str], tmp_path: Path, **extra_settings: Any
-) -> dict[str, object]:
+    first: str,
+    direct: list[str],
+    tmp_path: Path,
+    *,
+    also: list[str] = (),  # type: ignore[assignment]
+    then: list[str] = (),  # type: ignore[assignment]
+    **extra_settings: Any,
+) -> dict[str, Any]:
     script = tmp_path / "download_spider.py"
     script.write_text(SPIDER, encoding="utf-8")
     result = tmp_path / "result.json"
     config = {
         "first": first,
         "direct": direct,
+        "also": list(also),
+        "then": list(then),
         "settings": {**BASE_SETTINGS, **settings(REP_RETRY_DELAY=0.3, **extra_settings)},
         "result": str(result),
     }
@@ -99,7 +124,7 @@ def run_download_spider(
         check=False,
     )
     assert proc.returncode == 0, proc.stderr.decode()[-3000:]
-    outcome: dict[str, object] = json.loads(result.read_text(encoding="utf-8"))
+    outcome: dict[str, Any] = json.loads(result.read_text(encoding="utf-8"))
     return outcome
 
 
@@ -131,16 +156,45 @@ def test_engine_download_waits_for_robots_txt_then_is_checked(
         assert "parsed" not in outcome
 
 
-def test_engine_download_waiting_past_the_hold_timeout_is_dropped_with_a_reason(
+def test_crawl_closes_at_once_with_requests_waiting_for_robots_txt(
     http_server: ScriptedServer, http_server2: ScriptedServer, tmp_path: Path
 ) -> None:
+    # Origin 2's robots.txt answers 500 for ever; with the default REP_HOLD_TIMEOUT (15 min)
+    # an engine.download caller waits in process_request and another request is held.
     http_server.robots("User-agent: *\nDisallow:\n")
-    http_server2.route("/robots.txt", Reply(500))  # for ever
-    url = http_server2.url("/page/yes")
-    outcome = run_download_spider(http_server.url("/page/1"), [url], tmp_path, REP_HOLD_TIMEOUT=1)
-    assert outcome[url] == (
-        f"ignored: robots.txt of {http_server2.origin} could not be fetched within "
-        "REP_HOLD_TIMEOUT=1s (HTTP 500)"
+    http_server2.route("/robots.txt", Reply(500))
+    waiting, held = http_server2.url("/page/waits"), http_server2.url("/page/held")
+    outcome = run_download_spider(
+        http_server.url("/page/1"), [waiting], tmp_path, also=[held], CLOSESPIDER_TIMEOUT=2
     )
-    assert outcome["held_dropped"] == 1
-    assert http_server2.count("/page/yes") == 0
+    assert outcome["reason"] == "closespider_timeout"
+    assert outcome["closed"] - outcome["opened"] < 2 + 5
+    assert outcome[waiting] == (
+        f"ignored: robots.txt of {http_server2.origin} not known when the crawl closed"
+    )
+    assert outcome["dropped_on_close"] == 1  # the held one (no JOBDIR)
+    assert http_server2.count("/page/", prefix=True) == 0
+
+
+def test_engine_download_waiting_for_robots_txt_takes_no_concurrent_requests_place(
+    http_server: ScriptedServer, http_server2: ScriptedServer, tmp_path: Path
+) -> None:
+    other, slow = http_server, http_server2
+    other.robots("User-agent: *\nDisallow:\n")
+    # Origin "slow" answers 503 first: its media download waits for the retry 3 s later.
+    slow.route("/robots.txt", Reply(503), Reply.text("User-agent: *\nDisallow:\n"))
+    media = slow.url("/page/media")
+    pages = [other.url(f"/page/{i}") for i in range(2, 7)]
+    outcome = run_download_spider(
+        other.url("/page/1"),
+        [media],
+        tmp_path,
+        then=pages,
+        CONCURRENT_REQUESTS=1,
+        REP_RETRY_FAST_DELAY=3,
+    )
+    assert outcome[media] == 200
+    retried = slow.seen("/robots.txt")[1].time
+    # With CONCURRENT_REQUESTS=1 the waiting download would hold the one place until then.
+    assert all(seen.time < retried for seen in other.seen("/page/", prefix=True))
+    assert other.count("/page/", prefix=True) == 6

@@ -102,20 +102,6 @@ def test_held_requests_survive_a_stopped_job(
     assert not (jobdir / "robotstxt-held.pickle").exists()
 
 
-def test_held_requests_lost_on_close_without_jobdir_are_counted(
-    http_server: ScriptedServer, http_server2: ScriptedServer
-) -> None:
-    http_server.route("/robots.txt", Reply(503))
-    http_server2.robots("User-agent: *\nDisallow:\n")
-    result = run_crawl(
-        [http_server.url("/page/1"), http_server2.url("/page/1")],
-        settings(REP_RETRY_FAST_DELAY=60, CLOSESPIDER_TIMEOUT=1.5),
-    )
-    assert result.close_reason == "closespider_timeout"
-    assert result.stat("robotstxt/held_dropped_on_close") == 1
-    assert "set JOBDIR to resume them" in result.log
-
-
 def test_queued_requests_of_a_resumed_job_wait_outside_the_downloader(
     http_server: ScriptedServer, tmp_path: Path
 ) -> None:

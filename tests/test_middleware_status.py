@@ -54,30 +54,6 @@ def test_429_with_retry_after_then_200(http_server: ScriptedServer) -> None:
     assert first_page > robots[1].time
 
 
-def test_500_then_200_releases_held_requests(http_server: ScriptedServer) -> None:
-    http_server.route("/robots.txt", Reply(500), Reply(500), Reply.text(RULES))
-    result = run_crawl(pages(http_server), settings(REP_RETRY_DELAY=0.2))
-    assert_rules_applied(http_server)
-    assert http_server.count("/robots.txt") == 3
-    assert result.stat("robotstxt/released") == 2
-    assert result.stat("robotstxt/response_status_count/500") == 2
-    assert "is unreachable (HTTP 500)" in result.log
-    assert "is reachable again" in result.log
-
-
-def test_503_forever_drops_held_requests_after_the_limit(http_server: ScriptedServer) -> None:
-    http_server.route("/robots.txt", Reply(503))
-    result = run_crawl(pages(http_server), settings(REP_RETRY_FAST_DELAY=0.2, REP_HOLD_TIMEOUT=1.5))
-    assert http_server.count("/page/", prefix=True) == 0
-    assert http_server.count("/robots.txt") >= 2
-    assert result.stat("robotstxt/held") == 2
-    assert result.stat("robotstxt/held_dropped") == 2
-    assert result.stat("robotstxt/released") == 0
-    assert "request(s) for " + http_server.origin in result.log
-    assert "REP_HOLD_TIMEOUT=1.5s" in result.log
-    assert result.close_reason == "finished"
-
-
 def test_timeout_is_a_server_error(http_server: ScriptedServer) -> None:
     http_server.route("/robots.txt", Reply(hang=True), Reply.text(RULES))
     result = run_crawl(pages(http_server), settings(DOWNLOAD_TIMEOUT=1, REP_RETRY_DELAY=0.2))

@@ -95,3 +95,15 @@ def test_lease_of_a_dead_holder_expires(backends: OpenBackend) -> None:
     assert not second.acquire_lease("http://a.test", "alive", 60)
     assert wait_until(lambda: second.acquire_lease("http://a.test", "alive", 60), timeout=5)
     assert not first.acquire_lease("http://a.test", "dead", 60)
+
+
+def test_lease_taken_again_by_its_owner_is_renewed_with_the_new_ttl(
+    backends: OpenBackend,
+) -> None:
+    # The middleware renews its lease during a fetch by taking it again: the new TTL replaces
+    # the old one (here shortened, so the lapse shows without waiting a long TTL out).
+    first, second = backends(), backends()
+    assert first.acquire_lease("http://a.test", "p1", 600)
+    assert first.acquire_lease("http://a.test", "p1", 0.3)
+    assert not second.acquire_lease("http://a.test", "p2", 60)
+    assert wait_until(lambda: second.acquire_lease("http://a.test", "p2", 60), timeout=5)

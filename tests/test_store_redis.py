@@ -21,8 +21,8 @@ from scrapy.settings import Settings
 
 from scrapy_rep.store import StoredRobots, open_store
 from scrapy_rep.store._base import FORMAT_VERSION, StoreUnavailable
+from scrapy_rep.store._open import store_from_settings
 from scrapy_rep.store._redis import RedisBackend, RedisStore
-from scrapy_rep.store._settings import store_from_settings
 
 
 @pytest.fixture

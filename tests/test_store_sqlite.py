@@ -15,9 +15,10 @@ from _store_cases import BINARY, wait_until
 from _store_client import StoreClient
 from scrapy.settings import Settings
 
+from scrapy_rep._settings import store_url
 from scrapy_rep.store import StoredRobots, open_store
 from scrapy_rep.store._base import FORMAT_VERSION, StoreUnavailable
-from scrapy_rep.store._settings import store_from_settings, store_url
+from scrapy_rep.store._open import store_from_settings
 from scrapy_rep.store._sqlite import SQLiteBackend, SQLiteStore, path_from_url
 
 

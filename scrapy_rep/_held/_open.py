@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 from scrapy_rep._held._base import HeldRequests, MemoryHeld
 from scrapy_rep._held._jobdir import JobdirHeld
 from scrapy_rep._held._redis import DEFAULT_OWNER_TTL, Clock, RedisHeld
+from scrapy_rep._settings import store_url
 from scrapy_rep.store._codec import DEFAULT_PREFIX, DEFAULT_TIMEOUT
-from scrapy_rep.store._settings import store_url
 
 if TYPE_CHECKING:
     from scrapy import Spider

@@ -55,28 +55,3 @@ class RobotsStore(Protocol):
 
     def close(self) -> Deferred[None]:
         """Release connections/files. The store is not used afterwards."""
-
-
-def open_store(url: str, **options: Any) -> RobotsStore:
-    """Build a store from a ``REP_STORE`` URL.
-
-    ``memory://`` (default), ``sqlite:///path/file.sqlite3``, ``redis://host:port/db``.
-    Raises ``ValueError`` with a message naming ``REP_STORE`` for anything else.
-    """
-    scheme = url.partition("://")[0].lower() if "://" in url else ""
-    if scheme == "memory":
-        from scrapy_rep.store._memory import MemoryStore
-
-        return MemoryStore()
-    if scheme == "sqlite":
-        from scrapy_rep.store._sqlite import SQLiteStore
-
-        return SQLiteStore.from_url(url, **options)
-    if scheme in ("redis", "rediss", "unix"):
-        from scrapy_rep.store._redis import RedisStore
-
-        return RedisStore.from_url(url, **options)
-    raise ValueError(
-        f"REP_STORE={url!r} is not a store URL: use 'memory://', "
-        "'sqlite:///path/to/robots.sqlite3' or 'redis://host:port/db'"
-    )

@@ -6,17 +6,13 @@ import json
 import logging
 from typing import Any
 
+# Defaults live with the one settings validator; re-exported here for the backends.
+from scrapy_rep._settings import DEFAULT_ENTRY_TTL, DEFAULT_PREFIX, DEFAULT_TIMEOUT
 from scrapy_rep.store._base import FORMAT_VERSION, StoredRobots
 
 logger = logging.getLogger(__name__)
 
-#: Key prefix (REP_STORE_PREFIX) so several projects can share one Redis database or SQLite file.
-DEFAULT_PREFIX = "scrapy-rep:"
-#: Seconds a store call may wait (REP_STORE_TIMEOUT): Redis socket timeouts, SQLite busy timeout.
-DEFAULT_TIMEOUT = 2.0
-#: Seconds an entry is kept after its last write: longer than the 30 days a last good copy may
-#: serve (SPEC B3), so nothing the middleware could still use disappears, yet entries expire.
-DEFAULT_ENTRY_TTL = 40 * 24 * 3600.0
+__all__ = ["DEFAULT_ENTRY_TTL", "DEFAULT_PREFIX", "DEFAULT_TIMEOUT", "decode", "encode_meta"]
 
 
 def encode_meta(meta: dict[str, Any]) -> str:

@@ -1,0 +1,88 @@
+"""Every place where Scrapy versions differ for the middleware (2.11.2 … 2.19), one function each.
+
+Each function says which versions take which branch, so it can go when the oldest supported
+Scrapy no longer needs it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals
+
+if TYPE_CHECKING:
+    from scrapy.http import Request
+
+__all__ = [
+    "close_requested",
+    "downloader_slot",
+    "leave_active",
+    "rejoin_active",
+    "robots_parsed_signal",
+]
+
+
+def downloader_slot(engine: Any, request: Request) -> Any:
+    """The downloader slot ``request`` goes through, or None if it has none yet."""
+    downloader = engine.downloader
+    getter = getattr(downloader, "get_slot_key", None)
+    if getter is not None:  # Scrapy >= 2.12: public, takes the request only
+        key = getter(request)
+    else:  # Scrapy 2.11: private, also takes the spider
+        key = downloader._get_slot_key(request, engine.spider)
+    return downloader.slots.get(key)
+
+
+def close_requested(engine: Any) -> bool:
+    """Has the engine been asked to close the spider (CLOSESPIDER_*, Ctrl-C, an error)?
+
+    Scrapy sends no signal when a close is asked: ``spider_closed`` comes only after every
+    request in progress finished, which a request waiting for robots.txt in process_request
+    never does by itself. What every version does at once is set the engine slot's
+    ``closing`` Deferred (and ``running = False`` on a shutdown), so the middleware looks at
+    that on its periodic tick while requests wait.
+    """
+    if engine is None:
+        return False
+    if not getattr(engine, "running", True):
+        return True
+    slot = _engine_slot(engine)
+    return slot is None or getattr(slot, "closing", None) is not None
+
+
+def _engine_slot(engine: Any) -> Any:
+    # Scrapy >= 2.13: ``engine._slot``; Scrapy 2.11/2.12: ``engine.slot``.
+    return getattr(engine, "_slot", None) or getattr(engine, "slot", None)
+
+
+def leave_active(engine: Any, request: Request) -> bool:
+    """Take a request waiting in process_request out of ``Downloader.active``.
+
+    ``Downloader.fetch`` (every version) adds the request to ``active`` before the
+    middlewares run and removes it after; ``needs_backout`` compares ``len(active)`` with
+    CONCURRENT_REQUESTS. A request that only waits for robots.txt must not take a place
+    another origin's request could use. Returns whether it was there (put it back then).
+    """
+    active = getattr(getattr(engine, "downloader", None), "active", None)
+    if not isinstance(active, set) or request not in active:
+        return False
+    active.discard(request)
+    # Ask the engine for its next request now rather than at its next 5 s heartbeat.
+    slot = _engine_slot(engine)
+    if slot is not None:
+        slot.nextcall.schedule()
+    return True
+
+
+def rejoin_active(engine: Any, request: Request) -> None:
+    """Undo ``leave_active`` before process_request returns: ``fetch`` removes it again.
+
+    Scrapy 2.11 removes with ``set.remove`` in a callback and 2.12+ in a ``finally``: both
+    raise KeyError if the request is missing, so it must be back whatever the outcome.
+    """
+    engine.downloader.active.add(request)
+
+
+def robots_parsed_signal() -> object | None:
+    """Scrapy's ``robots_parsed`` signal (Scrapy >= 2.12), or None (2.11 has none)."""
+    return getattr(signals, "robots_parsed", None)

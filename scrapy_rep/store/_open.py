@@ -1,0 +1,65 @@
+"""Opening the store a crawl names: the factory sits above the backends, which know nothing of it.
+
+``open_store(url, ...)`` for a ``REP_STORE`` URL; ``store_from_settings`` for a crawl's settings
+(validated by ``scrapy_rep._settings``, the one place every REP_* setting is checked).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from scrapy_rep._settings import (
+    DEFAULT_ENTRY_TTL,
+    DEFAULT_MEMORY_STORE_SIZE,
+    StoreOptions,
+    store_options,
+)
+from scrapy_rep.store._base import RobotsStore
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
+
+__all__ = ["open_configured", "open_store", "store_from_settings"]
+
+
+def open_store(url: str, *, memory_size: int | None = None, **options: Any) -> RobotsStore:
+    """Build a store from a ``REP_STORE`` URL.
+
+    ``memory://`` (default), ``sqlite:///path/file.sqlite3``, ``redis://host:port/db``.
+    Raises ``ValueError`` with a message naming ``REP_STORE`` for anything else.
+    """
+    scheme = url.partition("://")[0].lower() if "://" in url else ""
+    if scheme == "memory":
+        from scrapy_rep.store._memory import MemoryStore
+
+        return MemoryStore(
+            size=memory_size or DEFAULT_MEMORY_STORE_SIZE,
+            entry_ttl=options.get("entry_ttl", DEFAULT_ENTRY_TTL),
+        )
+    if scheme == "sqlite":
+        from scrapy_rep.store._sqlite import SQLiteStore
+
+        return SQLiteStore.from_url(url, **options)
+    if scheme in ("redis", "rediss", "unix"):
+        from scrapy_rep.store._redis import RedisStore
+
+        return RedisStore.from_url(url, **options)
+    raise ValueError(
+        f"REP_STORE={url!r} is not a store URL: use 'memory://', "
+        "'sqlite:///path/to/robots.sqlite3' or 'redis://host:port/db'"
+    )
+
+
+def open_configured(options: StoreOptions) -> RobotsStore:
+    return open_store(
+        options.url,
+        memory_size=options.memory_size,
+        prefix=options.prefix,
+        timeout=options.timeout,
+        entry_ttl=options.entry_ttl,
+    )
+
+
+def store_from_settings(settings: BaseSettings, *, keep_for: float = 0.0) -> RobotsStore:
+    """Open the crawl's store (see ``scrapy_rep._settings.store_options`` for ``keep_for``)."""
+    return open_configured(store_options(settings, keep_for=keep_for))

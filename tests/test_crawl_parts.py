@@ -1,0 +1,438 @@
+"""The crawl side's state machine on its parts, with a fake clock: milliseconds per test.
+
+Resolver + holds + origin cache wired as the middleware wires them, on ``task.Clock``, with
+``MemoryStore`` and a scripted fetcher in place of Scrapy's engine (these are unit tests of
+the parts; what only a crawl can show is in ``test_middleware_*.py``).
+"""
+
+from __future__ import annotations
+
+import logging
+import pickle
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scrapy.exceptions import IgnoreRequest
+from scrapy.http import Request
+from scrapy.settings import Settings
+from twisted.internet import task
+from twisted.internet.defer import Deferred, fail, succeed
+from twisted.python.failure import Failure
+
+from scrapy_rep._cache import OriginCache, OriginState
+from scrapy_rep._events import Events
+from scrapy_rep._holds import Holds
+from scrapy_rep._jobdir import JobdirJournal
+from scrapy_rep._policy import Fetch, Limits
+from scrapy_rep._resolver import Resolver
+from scrapy_rep._settings import MiddlewareSettings
+from scrapy_rep.store import MemoryStore, StoredRobots
+from scrapy_rep.store._base import StoreUnavailable
+
+ORIGIN = "http://a.test"
+RULES = b"User-agent: *\nDisallow: /private\n"
+START = 1_000_000.0
+LIMITS = Limits(retry_delay=30.0, retry_fast_delay=5.0, retry_max_delay=600.0)
+
+Reply = tuple[Fetch, bytes | None]
+
+
+def ok(body: bytes = RULES, cache_control: str | None = None) -> Reply:
+    return Fetch("ok", status=200, cache_control=cache_control), body
+
+
+def error(status: int = 500, retry_after: float | None = None) -> Reply:
+    return Fetch(
+        "unreachable", status=status, error=f"HTTP {status}", retry_after=retry_after
+    ), None
+
+
+class Stats(Counter[str]):
+    def inc_value(self, key: str, count: int = 1, start: int = 0) -> None:
+        self[key] += count
+
+
+class Fetcher:
+    """Answers each fetch with the next scripted reply; a Deferred reply stays pending."""
+
+    def __init__(self, clock: task.Clock, *replies: Reply | Deferred[Reply]) -> None:
+        self._clock = clock
+        self._replies = list(replies)
+        self.times: list[float] = []
+
+    def script(self, *replies: Reply | Deferred[Reply]) -> None:
+        self._replies.extend(replies)
+
+    def fetch(self, url: str) -> Deferred[Reply]:
+        assert url == ORIGIN + "/robots.txt"
+        self.times.append(self._clock.seconds() - START)
+        reply = self._replies.pop(0)
+        return reply if isinstance(reply, Deferred) else succeed(reply)
+
+
+class FlakyStore(MemoryStore):
+    """A MemoryStore that can be taken down: every call fails as a real outage does."""
+
+    down = False
+
+    def _call(self, method: Callable[..., Deferred[Any]], *args: Any) -> Deferred[Any]:
+        if self.down:
+            return fail(StoreUnavailable("store down"))
+        return method(*args)
+
+    def get(self, origin: str) -> Deferred[StoredRobots | None]:
+        return self._call(super().get, origin)
+
+    def put(self, origin: str, entry: StoredRobots) -> Deferred[None]:
+        return self._call(super().put, origin, entry)
+
+    def acquire_lease(self, origin: str, owner: str, ttl: float) -> Deferred[bool]:
+        return self._call(super().acquire_lease, origin, owner, ttl)
+
+
+class Journal:
+    location = "the test journal"
+
+    def __init__(self) -> None:
+        self.saved: list[Request] = []
+
+    def save(self, requests: list[Request]) -> list[Request]:
+        self.saved.extend(requests)
+        return []
+
+    def restore(self) -> list[Request]:
+        return []
+
+
+class Parts:
+    """The resolver, holds and cache wired as ``RobotsTxtMiddleware`` wires them."""
+
+    def __init__(
+        self,
+        *replies: Reply | Deferred[Reply],
+        limits: Limits = LIMITS,
+        hold_timeout: float = 900.0,
+        store: MemoryStore | None = None,
+        journal: Journal | None = None,
+        crawl: Callable[[Request], None] | None = None,
+    ) -> None:
+        self.clock = task.Clock()
+        self.clock.advance(START)
+        self.stats = Stats()
+        self.store = store if store is not None else MemoryStore(clock=self.clock.seconds)
+        self.fetcher = Fetcher(self.clock, *replies)
+        self.crawled: list[Request] = []
+        self.close_asked = False
+        events = Events(self.stats, lambda: None)
+        self.cache = OriginCache(limits, 100, None)
+        self.holds = Holds(
+            clock=self.clock,
+            events=events,
+            hold_timeout=hold_timeout,
+            crawl=crawl or self.crawled.append,
+            journal=journal,
+            drop_reason=lambda origin: f"robots.txt of {origin} unreachable",
+            close_requested=lambda: self.close_asked,
+            on_close_requested=self.let_go,
+        )
+        self.resolver = self.resolver_for("me")
+
+    def resolver_for(self, owner: str) -> Resolver:
+        return Resolver(
+            clock=self.clock,
+            store=self.store,
+            fetcher=self.fetcher,
+            cache=self.cache,
+            events=Events(self.stats, lambda: None),
+            limits=self.cache._limits,
+            lease_ttl=30.0,
+            lease_poll_interval=0.5,
+            owner=owner,
+            wanted=self.holds.wanted,
+            resolved=self.holds.release,
+            announce=lambda state, previous, now: None,
+        )
+
+    def hold(self, path: str = "/page") -> Request:
+        request = Request(ORIGIN + path)
+        self.holds.hold(ORIGIN, request)
+        self.resolver.demand(ORIGIN)
+        return request
+
+    def state(self) -> OriginState | None:
+        return self.resolver.state(ORIGIN, self.clock.seconds())
+
+    def advance(self, seconds: float, step: float = 0.25) -> None:
+        for _ in range(int(seconds / step)):
+            self.clock.advance(step)
+
+    def let_go(self) -> None:
+        self.resolver.close()
+        self.holds.let_go()
+
+
+def failure_of(deferred: Deferred[Any]) -> BaseException:
+    result: list[Failure] = []
+    deferred.addErrback(result.append)
+    assert result, "the Deferred did not fail"
+    return result[0].value
+
+
+def test_backoff_doubles_until_robots_txt_answers_then_releases() -> None:
+    parts = Parts(error(500), error(500), error(500), ok())
+    request = parts.hold()
+    parts.advance(30 + 60 + 120 + 1)
+    assert parts.fetcher.times == [0, 30, 90, 210]
+    assert parts.crawled == [request]
+    assert parts.stats["robotstxt/released"] == 1
+    state = parts.state()
+    assert state is not None and state.serving.kind == "rules"
+
+
+def test_retry_after_and_fast_retry_for_503() -> None:
+    parts = Parts(error(503), error(429, retry_after=42), ok())
+    parts.hold()
+    parts.advance(5 + 42 + 1)
+    assert parts.fetcher.times == [0, 5, 47]
+    assert len(parts.crawled) == 1
+
+
+def test_unreachable_longer_than_allow_after_releases_as_no_restrictions() -> None:
+    parts = Parts(*[error(500)] * 10, limits=replace(LIMITS, unreachable_allow_after=100))
+    request = parts.hold()
+    parts.advance(30 + 60 + 1)  # fetched at 0, 30, 90: unreachable for less than 100 s
+    assert parts.crawled == []
+    parts.advance(120)  # fetched at 210: unreachable for longer, everything allowed
+    assert parts.crawled == [request]
+    state = parts.state()
+    assert state is not None and state.report().outcome == "allow_all"
+
+
+def test_no_fetch_while_nothing_waits_for_a_failing_origin() -> None:
+    parts = Parts(error(500))
+    request = parts.hold()
+    parts.holds.release(ORIGIN, parts.cache.peek(ORIGIN))  # type: ignore[arg-type]
+    assert parts.crawled == [request]
+    parts.advance(120)
+    assert parts.fetcher.times == [0]  # the retry found nothing waiting
+
+
+def test_hold_expiry_drops_held_and_fails_waiters_with_the_reason() -> None:
+    parts = Parts(*[error(503)] * 10, hold_timeout=10)
+    parts.hold()
+    waiter = parts.holds.wait(ORIGIN)
+    parts.advance(9)
+    assert not waiter.called
+    parts.advance(2)
+    assert str(failure_of(waiter)) == f"robots.txt of {ORIGIN} unreachable"
+    assert parts.stats["robotstxt/held_dropped"] == 2
+    assert parts.crawled == []
+    assert not parts.holds.busy()
+
+
+def test_lease_held_elsewhere_waits_for_its_entry_without_fetching() -> None:
+    parts = Parts()
+    other = parts.resolver_for("other")
+    pending: Deferred[Reply] = Deferred()
+    parts.fetcher.script(pending)
+    other.demand(ORIGIN)  # "another process" takes the lease and fetches
+    request = parts.hold()
+    parts.advance(5)
+    assert parts.crawled == []
+    pending.callback(ok())
+    parts.advance(1)
+    assert parts.fetcher.times == [0]  # fetched once, by the lease holder
+    assert parts.crawled == [request]
+    assert parts.stats["robotstxt/store_hit"] == 1
+
+
+def test_lease_of_a_dead_holder_lapses_after_its_ttl() -> None:
+    parts = Parts(ok())
+    assert parts.store.acquire_lease(ORIGIN, "dead", 30.0).result is True
+    request = parts.hold()
+    parts.advance(29.5)
+    assert parts.fetcher.times == []
+    parts.advance(1)
+    assert len(parts.fetcher.times) == 1 and 30 <= parts.fetcher.times[0] <= 30.5
+    assert parts.crawled == [request]
+
+
+def test_lease_is_renewed_while_a_slow_fetch_runs() -> None:
+    parts = Parts()
+    pending: Deferred[Reply] = Deferred()
+    parts.fetcher.script(pending)
+    parts.hold()
+    parts.advance(100)  # more than three lease TTLs
+    assert parts.store.acquire_lease(ORIGIN, "other", 30.0).result is False
+    pending.callback(ok())
+    assert parts.store.acquire_lease(ORIGIN, "other", 30.0).result is True  # released
+
+
+def test_refresh_of_a_known_origin_serves_the_old_copy_meanwhile() -> None:
+    limits = replace(LIMITS, cache_lifetime=100, cache_min_lifetime=0)
+    pending: Deferred[Reply] = Deferred()
+    parts = Parts(ok(), pending, limits=limits)
+    parts.hold()
+    old = parts.state()
+    assert old is not None and old.robots is not None
+    parts.advance(101)
+    refreshing = parts.state()  # due: starts the refresh, answers with the old copy
+    assert refreshing is not None and refreshing.robots is old.robots
+    assert parts.fetcher.times == [0, 101]
+    pending.callback(ok(b"User-agent: *\nDisallow: /\n"))
+    new = parts.state()
+    assert new is not None and new.robots is not old.robots
+    assert not new.robots.allowed(ORIGIN + "/page", ())  # type: ignore[union-attr]
+    assert parts.stats["robotstxt/refresh"] == 1
+
+
+def test_stale_copy_serves_while_robots_txt_fails_then_holds_after_stale_max_age() -> None:
+    limits = replace(LIMITS, cache_lifetime=100, cache_min_lifetime=0, stale_max_age=1000)
+    parts = Parts(ok(), *[error(500)] * 20, limits=limits)
+    parts.hold()
+    parts.advance(101)
+    parts.state()  # refresh fails: the good copy keeps serving, marked stale
+    state = parts.state()
+    assert state is not None and state.serving.kind == "rules" and state.serving.stale
+    assert state.report().stale and state.report().status == 200
+    parts.advance(1000)
+    held = parts.state()
+    assert held is not None and held.serving.kind == "hold"
+
+
+def test_store_outage_and_recovery(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO)
+    store = FlakyStore()
+    parts = Parts(ok(), ok(), store=store, limits=replace(LIMITS, cache_min_lifetime=0))
+    store._now = parts.clock.seconds
+    store.down = True
+    request = parts.hold()
+    # The store cannot answer: this process fetches by itself and goes on.
+    assert parts.crawled == [request]
+    assert parts.stats["robotstxt/store_error"] >= 3
+    assert caplog.text.count("robots.txt store unavailable") == 1  # warned once per outage
+    store.down = False
+    assert store.get(ORIGIN).result is None  # the write during the outage was lost
+    parts.advance(86400 + 60, step=60)
+    parts.state()  # the refresh writes the store again
+    stored = store.get(ORIGIN).result
+    assert stored is not None and stored.body == RULES
+    assert "robots.txt store is available again" in caplog.text
+
+
+def test_release_failure_keeps_the_request_and_retries_it() -> None:
+    sent: list[Request] = []
+    broken = {"/page/2"}
+
+    def crawl(request: Request) -> None:
+        path = request.url[len(ORIGIN) :]
+        if path in broken:
+            raise ConnectionError("scheduler backend down")
+        sent.append(request)
+
+    parts = Parts(error(500), ok(), crawl=crawl)
+    first, second, third = parts.hold("/page/1"), parts.hold("/page/2"), parts.hold("/page/3")
+    parts.advance(31)
+    # One failing re-scheduling does not stop the others, and nothing is lost.
+    assert sent == [first, third]
+    assert parts.stats["robotstxt/release_failed"] >= 1
+    assert parts.holds.busy()
+    broken.clear()
+    parts.advance(1)
+    assert sent == [first, third, second]
+    assert parts.stats["robotstxt/released"] == 3
+    assert not parts.holds.busy()
+
+
+def test_close_lets_everything_go_at_once() -> None:
+    journal = Journal()
+    parts = Parts(*[error(500)] * 10, journal=journal)
+    held = parts.hold()
+    waiter = parts.holds.wait(ORIGIN)
+    parts.close_asked = True
+    parts.advance(1)  # the next tick notices the close
+    closed = failure_of(waiter)
+    assert isinstance(closed, IgnoreRequest)
+    assert str(closed) == f"robots.txt of {ORIGIN} not known when the crawl closed"
+    assert journal.saved == [held]
+    assert parts.stats["robotstxt/held_persisted"] == 1
+    parts.advance(120)
+    assert parts.fetcher.times == [0]  # no retry after the close
+    late = parts.holds.wait(ORIGIN)
+    assert isinstance(failure_of(late), IgnoreRequest)
+
+
+def test_close_without_journal_counts_held_requests_as_dropped() -> None:
+    parts = Parts(error(500))
+    parts.hold("/1"), parts.hold("/2")
+    parts.let_go()
+    assert parts.stats["robotstxt/held_dropped_on_close"] == 2
+
+
+def test_jobdir_journal_round_trip_is_atomic(tmp_path: Path) -> None:
+    events = Events(Stats(), lambda: None)
+    journal = JobdirJournal(str(tmp_path / "job"), lambda: None, events)
+    requests = [Request(ORIGIN + "/1"), Request(ORIGIN + "/2", meta={"k": 1})]
+    assert journal.save(requests) == []
+    assert sorted(p.name for p in (tmp_path / "job").iterdir()) == ["robotstxt-held.pickle"]
+    restored = journal.restore()
+    assert [(r.url, r.meta) for r in restored] == [(ORIGIN + "/1", {}), (ORIGIN + "/2", {"k": 1})]
+    assert journal.restore() == []  # read once
+
+
+@pytest.mark.parametrize("content", [b"", b"\x80\x04torn", pickle.dumps({"not": "a list"})])
+def test_unreadable_jobdir_file_is_a_warning_not_a_failed_start(
+    tmp_path: Path, content: bytes, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "robotstxt-held.pickle"
+    path.write_bytes(content)
+    journal = JobdirJournal(str(tmp_path), lambda: None, Events(Stats(), lambda: None))
+    assert journal.restore() == []
+    assert f"{path} is unreadable" in caplog.text
+    assert "are lost" in caplog.text
+    assert not path.exists()
+    assert (tmp_path / "robotstxt-held.pickle.unreadable").read_bytes() == content
+    assert journal.restore() == []  # the next start is clean
+
+
+def test_memory_store_evicts_least_recently_used_and_expired_entries() -> None:
+    clock = task.Clock()
+    store = MemoryStore(size=2, entry_ttl=100, clock=clock.seconds)
+    for name in ("a", "b"):
+        store.put(name, StoredRobots({"n": name}))
+    assert store.get("a").result is not None  # "a" is now the most recently used
+    store.put("c", StoredRobots({"n": "c"}))
+    assert store.get("b").result is None
+    assert len(store) == 2
+    clock.advance(100)
+    assert store.get("a").result is None and store.get("c").result is None
+    assert len(store) == 0
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("REP_STORE_TIMEOUT", True),
+        ("REP_LEASE_TTL", True),
+        ("REP_STORE_TIMEOUT", 0),
+        ("REP_MEMORY_STORE_SIZE", 0),
+        ("REP_MEMORY_STORE_SIZE", 1.5),
+        ("REP_MEMORY_STORE_SIZE", float("inf")),
+        ("REP_STORE_PREFIX", 3),
+        ("REP_STORE", 3),
+    ],
+)
+def test_one_validator_rejects_every_bad_rep_setting(name: str, value: object) -> None:
+    with pytest.raises(ValueError, match=name):
+        MiddlewareSettings.from_settings(Settings({name: value}))
+
+
+def test_store_and_lease_defaults() -> None:
+    config = MiddlewareSettings.from_settings(Settings())
+    assert config.lease_ttl == 30
+    assert config.store.url == "memory://"
+    assert config.store.memory_size == 10000
