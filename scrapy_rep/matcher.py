@@ -22,8 +22,9 @@ _BEFORE_PATH = re.compile(r"(?://)?(?:[^/?;]*://)?[^/?;]*")
 
 # The usual URL, "scheme://authority/path...", with no '#' before the path
 # (Google answers "/" for a '#' there): group 1 is the URL's base, group 2 the
-# path up to the '#'. Anything else takes the general route.
-_USUAL_URL = re.compile(r"([^/?;#]*://[^/?;#]*)(/[^#]*)")
+# path up to the '#' or the first NUL (see read_path). Anything else takes the
+# general route.
+_USUAL_URL = re.compile(r"([^/?;#]*://[^/?;#]*)(/[^#\0]*)")
 
 #: The base of a usual URL with an empty scheme and authority: a valid start
 #: value for ``read_path``'s cache that hardly ever matches.
@@ -34,7 +35,9 @@ def path_params_query(url: str) -> str:
     """Path + ;params + ?query of ``url``, as Google's GetPathParamsQuery (SPEC A4).
 
     Scheme and authority are dropped, so is the #fragment; the result always
-    starts with '/'. Nothing is decoded or case-folded.
+    starts with '/'. Nothing is decoded or case-folded. The path ends at its
+    first NUL: Google's matcher receives it as a C string (a NUL in the
+    authority is just a byte of the authority).
     """
     return read_path(url)[0]
 
@@ -60,7 +63,9 @@ def read_path(url: str) -> tuple[str, str | None]:
         return "/", None
     else:
         path = url[start:hash_pos]
-    return (path if path[0] == "/" else "/" + path), None
+    if "\0" in path:
+        path = path[: path.find("\0")]
+    return (path if path[:1] == "/" else "/" + path), None
 
 
 _ESCAPABLE = re.compile(rb"%[0-9A-Fa-f]{2}|[\x80-\xff]")
