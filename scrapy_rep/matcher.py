@@ -4,7 +4,8 @@ Google's matcher walks every pattern over every path (O(pattern x path) each,
 re-run per rule). Here a group's rules are compiled once into indexes so that
 a check costs about the same whatever the number of plain prefix rules, and
 wildcard patterns are matched segment by segment with ``str.find`` (linear,
-no backtracking regex: a hostile pattern cannot go super-linear).
+no backtracking regex: a hostile pattern cannot go super-linear). The indexes
+are built on a rule set's second question; the first is answered by a scan.
 """
 
 from __future__ import annotations
