@@ -4,7 +4,8 @@ Google's matcher walks every pattern over every path (O(pattern x path) each,
 re-run per rule). Here a group's rules are compiled once into indexes so that
 a check costs about the same whatever the number of plain prefix rules, and
 wildcard patterns are matched segment by segment with ``str.find`` (linear,
-no backtracking regex: a hostile pattern cannot go super-linear).
+no backtracking regex: a hostile pattern cannot go super-linear). The indexes
+are built on a rule set's second question; the first is answered by a scan.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ _BEFORE_PATH = re.compile(r"(?://)?(?:[^/?;]*://)?[^/?;]*")
 
 # The usual URL, "scheme://authority/path...", with no '#' before the path
 # (Google answers "/" for a '#' there): group 1 is the URL's base, group 2 the
-# path up to the '#'. Anything else takes the general route.
-_USUAL_URL = re.compile(r"([^/?;#]*://[^/?;#]*)(/[^#]*)")
+# path up to the '#' or the first NUL (see read_path). Anything else takes the
+# general route.
+_USUAL_URL = re.compile(r"([^/?;#]*://[^/?;#]*)(/[^#\0]*)")
 
 #: The base of a usual URL with an empty scheme and authority: a valid start
 #: value for ``read_path``'s cache that hardly ever matches.
@@ -34,7 +36,9 @@ def path_params_query(url: str) -> str:
     """Path + ;params + ?query of ``url``, as Google's GetPathParamsQuery (SPEC A4).
 
     Scheme and authority are dropped, so is the #fragment; the result always
-    starts with '/'. Nothing is decoded or case-folded.
+    starts with '/'. Nothing is decoded or case-folded. The path ends at its
+    first NUL: Google's matcher receives it as a C string (a NUL in the
+    authority is just a byte of the authority).
     """
     return read_path(url)[0]
 
@@ -60,7 +64,9 @@ def read_path(url: str) -> tuple[str, str | None]:
         return "/", None
     else:
         path = url[start:hash_pos]
-    return (path if path[0] == "/" else "/" + path), None
+    if "\0" in path:
+        path = path[: path.find("\0")]
+    return (path if path[:1] == "/" else "/" + path), None
 
 
 _ESCAPABLE = re.compile(rb"%[0-9A-Fa-f]{2}|[\x80-\xff]")
@@ -107,7 +113,7 @@ ALLOW_BIT = 1 << _LINE_BITS
 
 
 def _rank(allow: bool, pattern: str, line: int) -> int:
-    line_order = ALLOW_BIT - 1 - min(line, ALLOW_BIT - 1)
+    line_order = ALLOW_BIT - 1 - (line if line < ALLOW_BIT else ALLOW_BIT - 1)
     return (len(pattern) << (_LINE_BITS + 1)) | (allow << _LINE_BITS) | line_order
 
 
@@ -250,10 +256,34 @@ class RuleSet:
     rank found.
     """
 
-    __slots__ = ("_by_rank", "_exact", "_keys", "_nodes", "_parents", "empty")
+    __slots__ = (
+        "_by_rank",
+        "_exact",
+        "_indexed",
+        "_keys",
+        "_nodes",
+        "_parents",
+        "_rules",
+        "_scanned",
+        "empty",
+    )
 
     def __init__(self, rules: Iterable[tuple[bool, str, int]]) -> None:
-        """``rules``: (allow, normalised pattern, line) of the group(s), as ``Rule`` or tuples."""
+        """``rules``: (allow, normalised pattern, line) of the group(s), as ``Rule`` or tuples.
+
+        The indexes are built on the second question: the first is answered by a scan of the
+        rules, which costs a fraction of building them (a broad crawl asks most sites little).
+        """
+        self._rules = list(rules)
+        # SPEC A5: an empty value matches nothing (Google gives it priority 0, which never
+        # decides); a derived index.html pattern exists only for a non-empty one.
+        self.empty = not any(pattern for _allow, pattern, _line in self._rules)
+        self._scanned = False
+        self._indexed = False
+
+    def _index(self) -> None:
+        """Build the indexes ``rank`` walks from the second question on."""
+        self._indexed = True
         # Plain patterns ("/a/b", or "/a/b*"): prefix match; best rank per prefix.
         prefix: dict[str, int] = {}
         # "/a/b$" with no '*': equality with the path.
@@ -262,19 +292,25 @@ class RuleSet:
         wild: dict[str, list[_Wildcard]] = {}
         # Rules as given, by rank: ``best`` turns a rank back into its Rule.
         self._by_rank: dict[int, tuple[bool, str, int]] = {}
-        expanded = list(rules)
-        for allow, pattern, line in list(expanded):
-            derived = _index_html_pattern(pattern) if allow else None
+        by_rank = self._by_rank
+        expanded = list(self._rules)
+        for allow, pattern, line in self._rules:
+            derived = _index_html_pattern(pattern) if allow and "/index.htm" in pattern else None
             if derived is not None:
                 expanded.append((True, derived, line))
         for rule in expanded:
             allow, pattern, line = rule
-            # SPEC A5: an empty value matches nothing (Google gives it priority
-            # 0, which never decides).
             if not pattern:
                 continue
-            rank = _rank(allow, pattern, line)
-            self._by_rank[rank] = rule
+            # _rank, inlined: this loop runs once per rule of every file asked twice.
+            line_order = ALLOW_BIT - 1 - line if line < ALLOW_BIT else 0
+            rank = (len(pattern) << (_LINE_BITS + 1)) | (allow << _LINE_BITS) | line_order
+            by_rank[rank] = rule
+            if "*" not in pattern and pattern[-1] != "$":
+                # The usual rule, a plain prefix.
+                if prefix.get(pattern, -1) < rank:
+                    prefix[pattern] = rank
+                continue
             anchored = pattern[-1] == "$"
             body = pattern[:-1] if anchored else pattern
             if "*" not in body:
@@ -309,13 +345,17 @@ class RuleSet:
                     items, grams = _NO_ITEMS, _GramIndex(items)
             chain_max = best_here if parent < 0 else max(best_here, nodes[parent][4])
             nodes.append((prefix_rank, items, grams, parent, chain_max))
-        self.empty = not (prefix or exact or wild)
 
     def rank(self, path: str) -> int:
         """The deciding rule's rank for ``path`` (SPEC A6), or -1 when no rule matches.
 
         The rule allows when ``rank & ALLOW_BIT``; ``best`` gives the rule itself.
         """
+        if not self._indexed:
+            if not self._scanned:
+                self._scanned = True
+                return _scan_rank(self._rules, path)
+            self._index()
         exact = self._exact
         floor = exact.get(path, -1) if exact else -1
         keys = self._keys
@@ -340,6 +380,8 @@ class RuleSet:
 
     def best(self, path: str) -> Rule | None:
         """The deciding rule for ``path`` (SPEC A6), or None when no rule matches."""
+        if not self._indexed:
+            self._index()
         found = self._by_rank.get(self.rank(path))
         return None if found is None else Rule(*found)
 
@@ -364,3 +406,49 @@ def _match_segments(path: str, pos: int, segments: tuple[str, ...], anchored: bo
     if anchored:
         return len(path) - len(last) >= pos and path.endswith(last)
     return True
+
+
+def _scan_rank(rules: list[tuple[bool, str, int]], path: str) -> int:
+    """``RuleSet.rank`` by trying every rule in turn, with no index (the first question).
+
+    The same pattern semantics as the indexes (SPEC A5, A6): '$' anchors only at the end, '*'
+    runs are matched by ``_match_segments``; an allow rule for ".../index.htm…" also matches
+    its directory exactly.
+    """
+    best = best_len = -1
+    for allow, pattern, line in rules:
+        # Only a pattern at least as long as the best so far can beat it (SPEC A6). Plain
+        # prefixes, most rules, are matched here: a call per rule would cost more.
+        if (
+            pattern
+            and len(pattern) >= best_len
+            and (
+                path.startswith(pattern)
+                if "*" not in pattern and pattern[-1] != "$"
+                else _pattern_matches(pattern, path)
+            )
+        ):
+            rank = _rank(allow, pattern, line)
+            if rank > best:
+                best, best_len = rank, len(pattern)
+        elif allow and "/index.htm" in pattern:
+            derived = _index_html_pattern(pattern)
+            if derived is not None and path == derived[:-1]:
+                best = max(best, _rank(True, derived, line))
+                best_len = best >> (_LINE_BITS + 1)
+    return best
+
+
+def _pattern_matches(pattern: str, path: str) -> bool:
+    """Does a '*' or '$' pattern match ``path``? (SPEC A5)"""
+    anchored = pattern[-1] == "$"
+    body = pattern[:-1] if anchored else pattern
+    if "*" not in body:
+        return path == body if anchored else path.startswith(body)
+    head, *rest = body.split("*")
+    if not path.startswith(head):
+        return False
+    segments = tuple(filter(None, rest))
+    if not segments:
+        return True
+    return _match_segments(path, len(head), segments, anchored and body[-1] != "*")

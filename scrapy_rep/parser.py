@@ -126,7 +126,11 @@ def parse_lines(body: bytes | bytearray | memoryview | str) -> list[Record]:
     ):
         number += 1
         if not name:
-            if not bare_name:
+            # SPEC A2: Google strips every ASCII whitespace byte from the line's
+            # ends, \v and \f included, before looking for the space/tab
+            # separator: a "value" made only of \v/\f ("Disallow \f") leaves
+            # no separator, and the line is ignored, not an empty directive.
+            if not bare_name or not bare_value.strip():
                 continue
             name, value = bare_name, bare_value
         name = name.strip()

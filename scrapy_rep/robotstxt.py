@@ -179,7 +179,9 @@ class RobotsTxt:
         ruleset = self._last_rules if tokens is self._last_tokens else self._rules(tokens)[1]
         if ruleset.empty:
             return True
-        if url.startswith(self._base) and "#" not in url:
+        # A '#' or a NUL needs read_path (the fragment, and the path's end at
+        # a NUL: see path_params_query).
+        if url.startswith(self._base) and "#" not in url and "\0" not in url:
             path = url[self._base_len :]
         else:
             path, usual_base = read_path(url)

@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from collections.abc import Callable, Iterator
 
 import pytest
 from _servers import FtpServer, ScriptedServer, closed_port
+
+# The differential test's oracle (jwm-robotstxt, Google's robots.cc) has no wheel for Python
+# 3.13 and its source build needs the network, so the `test` extra installs it only below
+# 3.13. There the module is left out; anywhere else a missing oracle fails the import.
+collect_ignore = (
+    ["test_differential.py"]
+    if sys.version_info >= (3, 13) and importlib.util.find_spec("jwm") is None
+    else []
+)
 
 
 @pytest.fixture

@@ -82,6 +82,17 @@ def test_missing_colon_two_tokens() -> None:
     assert allowed(b"User-agent: *\nDisallow /x /y\n", "/x")
 
 
+@pytest.mark.parametrize("blank", ["\f", "\v", "\t\f", " \v\f"])
+def test_missing_colon_value_of_only_vertical_tab_or_form_feed_is_no_line(blank: str) -> None:
+    # Google strips all ASCII whitespace from the line's ends (\v and \f too), then finds
+    # no space/tab separator in what is left and ignores the line: it is neither an empty
+    # user-agent token nor an empty rule closing the group (issue 16's minimal cases).
+    rt = RobotsTxt.parse(f"USERAGENT {blank}\nDisalow:/")
+    assert rt.allowed("", "")
+    body = f"User-agent: *\nDisallow{blank}\nUser-agent: FooBot\nDisallow: /private"
+    assert not RobotsTxt.parse(body).allowed("http://a/private", "BarBot")
+
+
 @pytest.mark.parametrize(
     "key",
     ["Disallowed", "DISALLOW", "dissallow", "dissalow", "disalow", "diasllow", "disallaw"],
@@ -198,6 +209,17 @@ def test_crawler_token_is_not_cut() -> None:
 def test_url_side_not_normalised(url: str, disallowed: bool) -> None:
     rt = RobotsTxt.parse("User-agent: *\nDisallow: /a;p?q\n")
     assert rt.allowed(url, "bot") is not disallowed
+
+
+def test_path_ends_at_first_nul() -> None:
+    # Google's matcher receives the path as a C string: it ends at the first NUL byte
+    # (issue 16's minimal case, and the same after the origin is cached).
+    rt = RobotsTxt.parse("User-agent: *\nDisallow: *l\nDisallow: /a$\n")
+    for _ in range(2):
+        assert rt.allowed("http://a/\0l", "bot")
+        assert not rt.allowed("http://a/a\0b", "bot")
+        assert rt.decide("http://a/\0l#x", "bot").allowed
+        assert not rt.allowed("http://a/l\0", "bot")
 
 
 def test_empty_path_is_slash() -> None:
