@@ -264,25 +264,23 @@ class RuleSet:
         "_nodes",
         "_parents",
         "_rules",
-        "_scanned",
         "empty",
     )
 
     def __init__(self, rules: Iterable[tuple[bool, str, int]]) -> None:
         """``rules``: (allow, normalised pattern, line) of the group(s), as ``Rule`` or tuples.
 
-        The indexes are built on the second question: the first is answered by a scan of the
-        rules, which costs a fraction of building them (a broad crawl asks most sites little).
+        The indexes are built on the first question (a group the crawler never asks about
+        costs nothing more).
         """
         self._rules = list(rules)
         # SPEC A5: an empty value matches nothing (Google gives it priority 0, which never
         # decides); a derived index.html pattern exists only for a non-empty one.
         self.empty = not any(pattern for _allow, pattern, _line in self._rules)
-        self._scanned = False
         self._indexed = False
 
     def _index(self) -> None:
-        """Build the indexes ``rank`` walks from the second question on."""
+        """Build the indexes ``rank`` walks."""
         self._indexed = True
         # Plain patterns ("/a/b", or "/a/b*"): prefix match; best rank per prefix.
         prefix: dict[str, int] = {}
@@ -352,9 +350,6 @@ class RuleSet:
         The rule allows when ``rank & ALLOW_BIT``; ``best`` gives the rule itself.
         """
         if not self._indexed:
-            if not self._scanned:
-                self._scanned = True
-                return _scan_rank(self._rules, path)
             self._index()
         exact = self._exact
         floor = exact.get(path, -1) if exact else -1
@@ -406,49 +401,3 @@ def _match_segments(path: str, pos: int, segments: tuple[str, ...], anchored: bo
     if anchored:
         return len(path) - len(last) >= pos and path.endswith(last)
     return True
-
-
-def _scan_rank(rules: list[tuple[bool, str, int]], path: str) -> int:
-    """``RuleSet.rank`` by trying every rule in turn, with no index (the first question).
-
-    The same pattern semantics as the indexes (SPEC A5, A6): '$' anchors only at the end, '*'
-    runs are matched by ``_match_segments``; an allow rule for ".../index.htm…" also matches
-    its directory exactly.
-    """
-    best = best_len = -1
-    for allow, pattern, line in rules:
-        # Only a pattern at least as long as the best so far can beat it (SPEC A6). Plain
-        # prefixes, most rules, are matched here: a call per rule would cost more.
-        if (
-            pattern
-            and len(pattern) >= best_len
-            and (
-                path.startswith(pattern)
-                if "*" not in pattern and pattern[-1] != "$"
-                else _pattern_matches(pattern, path)
-            )
-        ):
-            rank = _rank(allow, pattern, line)
-            if rank > best:
-                best, best_len = rank, len(pattern)
-        elif allow and "/index.htm" in pattern:
-            derived = _index_html_pattern(pattern)
-            if derived is not None and path == derived[:-1]:
-                best = max(best, _rank(True, derived, line))
-                best_len = best >> (_LINE_BITS + 1)
-    return best
-
-
-def _pattern_matches(pattern: str, path: str) -> bool:
-    """Does a '*' or '$' pattern match ``path``? (SPEC A5)"""
-    anchored = pattern[-1] == "$"
-    body = pattern[:-1] if anchored else pattern
-    if "*" not in body:
-        return path == body if anchored else path.startswith(body)
-    head, *rest = body.split("*")
-    if not path.startswith(head):
-        return False
-    segments = tuple(filter(None, rest))
-    if not segments:
-        return True
-    return _match_segments(path, len(head), segments, anchored and body[-1] != "*")
