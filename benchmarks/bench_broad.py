@@ -349,27 +349,27 @@ def throughput(args: argparse.Namespace) -> None:
             f" {expected} pages; {args.rounds} round(s); scrapy_rep REP_HOLD_TIMEOUT ="
             f" {args.hold_timeout:g}"
         )
-        results = {(c, v.name): [] for c in args.concurrency for v in table}  # type: ignore[var-annotated]
-        errors = {(c, v.name): [] for c in args.concurrency for v in table}  # type: ignore[var-annotated]
-        for round_no in range(args.rounds):
+        results: dict[tuple[int, str], list[dict[str, float] | None]] = {}
+        errors: dict[tuple[int, str], list[str]] = {}
+        for round_no in range(1, args.rounds + 1):
             for concurrency in args.concurrency:
                 for variant in table:
                     run = run_variant(variant, sites, concurrency, args.timeout)
                     key = (concurrency, variant.name)
-                    if run.error is not None:
-                        errors[key].append(run.error)
-                        results[key].append(None)
-                    else:
-                        results[key].append(_summary(run, sites))
-                    print(f"   round {round_no + 1}: {concurrency} {variant.name} done", flush=True)
-    for concurrency in args.concurrency:
-        report(
-            concurrency,
-            table,
-            {v.name: results[concurrency, v.name] for v in table},
-            {v.name: errors[concurrency, v.name] for v in table},
-            expected,
-        )
+                    errors.setdefault(key, []).extend([run.error] if run.error else [])
+                    summary = _summary(run, sites) if run.error is None else None
+                    results.setdefault(key, []).append(summary)
+                    print(f"   round {round_no}: {concurrency} {variant.name} done", flush=True)
+            # Tables after every round: a long run that must be cut short still reports.
+            print(f"\nAfter round {round_no} of {args.rounds}:")
+            for concurrency in args.concurrency:
+                report(
+                    concurrency,
+                    table,
+                    {v.name: results[concurrency, v.name] for v in table},
+                    {v.name: errors[concurrency, v.name] for v in table},
+                    expected,
+                )
     print(
         "   ratios: median of same-round ratios to ROBOTSTXT_OBEY=False (target pages/s >= 0.95)."
         "\n   robots/site: mean/max robots.txt requests per live site; 5xx+dead: mean per failing"
