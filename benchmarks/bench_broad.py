@@ -41,7 +41,6 @@ import json
 import os
 import random
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -51,6 +50,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+from bench_crawl import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 HERE = ROOT / "benchmarks"
@@ -76,6 +77,7 @@ BROAD: dict[str, Any] = {
     "USER_AGENT": USER_AGENT,
     "TELNETCONSOLE_ENABLED": False,
     "MEMUSAGE_ENABLED": False,
+    "REMOTE_CONTROL_ENABLED": False,
 }
 OURS: dict[str, Any] = {
     "ROBOTSTXT_OBEY": True,
@@ -165,10 +167,7 @@ def plan_sites(count: int, port: int, closed_port: int, seed: int = 12) -> list[
 
 def closed_port() -> int:
     """A loopback port nothing listens on (bound, then released): connections are refused."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+    return free_port()
 
 
 @contextlib.contextmanager
