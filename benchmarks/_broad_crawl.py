@@ -1,0 +1,150 @@
+"""One broad crawl of ``bench_broad.py``, in its own process: results as JSON.
+
+``python benchmarks/_broad_crawl.py CONFIG.json``; CONFIG keys: ``settings`` (dict), ``start``
+(home page URLs), ``result`` (path the JSON result is written to). The spider follows every
+link of every page. Written on exit (times in seconds since ``spider_opened``):
+
+- ``pages``: pages the spider got (2xx; error statuses go to the errback, not counted),
+  ``last_page``: when the last one arrived, ``closed``: when the spider closed;
+- ``first_page_latency``: per site that got a page, the time from its first request reaching
+  the scheduler (``request_scheduled``, which fires even for requests a robots.txt gate then
+  holds) to its first page;
+- ``robots_requests``: per host, robots.txt requests that reached the downloader;
+- ``cpu``: CPU seconds of this process from ``spider_opened`` to ``spider_closed``;
+  ``maxrss_kib``: its peak resident set (``ru_maxrss``, whole process life);
+- ``stats``: Scrapy's final stats (numbers only) and ``close_reason``.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import scrapy
+from scrapy import signals
+from scrapy.crawler import Crawler, CrawlerProcess
+from scrapy.http import Request, Response, TextResponse
+from scrapy.settings import default_settings
+from scrapy.utils.httpobj import urlparse_cached
+from twisted.python.failure import Failure
+
+RESOLVER = "_broad_resolver.SiteResolver"
+
+
+class BroadSpider(scrapy.Spider):
+    name = "broad"
+
+    def __init__(self, start: list[str], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.home_pages = start
+        self.opened = time.monotonic()
+        self.cpu_at_open = time.process_time()
+        self.pages = 0
+        self.last_page = 0.0
+        self.closed_at = 0.0
+        self.cpu = 0.0
+        self.close_reason = ""
+        self.first_request: dict[str, float] = {}
+        self.first_page: dict[str, float] = {}
+        self.robots: Counter[str] = Counter()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> BroadSpider:
+        spider: BroadSpider = super().from_crawler(crawler, *args, **kwargs)
+        crawler.signals.connect(spider.on_opened, signals.spider_opened)
+        crawler.signals.connect(spider.on_scheduled, signals.request_scheduled)
+        crawler.signals.connect(spider.on_reached, signals.request_reached_downloader)
+        return spider
+
+    def _requests(self) -> Iterator[Request]:
+        for url in self.home_pages:
+            yield Request(url, callback=self.parse, errback=self.on_error)
+
+    # Scrapy >= 2.13 calls start(); older versions call start_requests().
+    async def start(self) -> AsyncIterator[Request]:
+        for request in self._requests():
+            yield request
+
+    def start_requests(self) -> Iterator[Request]:
+        return self._requests()
+
+    def now(self) -> float:
+        return time.monotonic() - self.opened
+
+    def on_opened(self, spider: scrapy.Spider) -> None:
+        self.opened = time.monotonic()
+        self.cpu_at_open = time.process_time()
+
+    def on_scheduled(self, request: Request, spider: scrapy.Spider) -> None:
+        self.first_request.setdefault(urlparse_cached(request).netloc, self.now())
+
+    def on_reached(self, request: Request, spider: scrapy.Spider) -> None:
+        url = urlparse_cached(request)
+        if url.path == "/robots.txt":
+            self.robots[url.netloc] += 1
+
+    def parse(self, response: Response, **kwargs: Any) -> Iterator[Request]:
+        now = self.now()
+        self.pages += 1
+        self.last_page = now
+        self.first_page.setdefault(urlparse_cached(response).netloc, now)
+        if isinstance(response, TextResponse):
+            for href in response.css("a::attr(href)").getall():
+                yield response.follow(href, callback=self.parse, errback=self.on_error)
+
+    def on_error(self, failure: Failure) -> None:
+        """Dead sites, 5xx pages, dropped requests: expected, not pages."""
+
+    def closed(self, reason: str) -> None:
+        self.close_reason = reason
+        self.closed_at = self.now()
+        self.cpu = time.process_time() - self.cpu_at_open
+
+
+def _settings(config: dict[str, Any]) -> dict[str, Any]:
+    settings = dict(config["settings"])
+    # Scrapy >= 2.14 deprecates DNS_RESOLVER in favour of TWISTED_DNS_RESOLVER.
+    new_name = hasattr(default_settings, "TWISTED_DNS_RESOLVER")
+    settings["TWISTED_DNS_RESOLVER" if new_name else "DNS_RESOLVER"] = RESOLVER
+    if getattr(default_settings, "REQUEST_FINGERPRINTER_IMPLEMENTATION", None) == "2.6":
+        settings.setdefault("REQUEST_FINGERPRINTER_IMPLEMENTATION", "2.7")
+    return settings
+
+
+def main(config_path: str) -> int:
+    # One kept-alive connection per site adds up: lift the soft FD limit.
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    config = json.loads(Path(config_path).read_text(encoding="utf-8"))
+    process = CrawlerProcess(_settings(config))
+    crawler = process.create_crawler(BroadSpider)
+    process.crawl(crawler, start=config["start"])
+    process.start()
+    spider = crawler.spider
+    assert isinstance(spider, BroadSpider)
+    stats = crawler.stats.get_stats() if crawler.stats else {}
+    first = spider.first_request
+    latency = [t - first[h] for h, t in spider.first_page.items() if h in first]
+    result = {
+        "pages": spider.pages,
+        "last_page": spider.last_page,
+        "closed": spider.closed_at,
+        "close_reason": spider.close_reason,
+        "cpu": spider.cpu,
+        "maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+        "first_page_latency": latency,
+        "robots_requests": dict(spider.robots),
+        "stats": {k: v for k, v in stats.items() if isinstance(v, (int, float))},
+    }
+    Path(config["result"]).write_text(json.dumps(result), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
