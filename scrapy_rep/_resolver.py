@@ -38,7 +38,7 @@ class FetcherLike(Protocol):
 
 
 class Announce(Protocol):
-    """Logs (and signals) a newly installed state; the resolution waits for what it returns.
+    """Logs (and signals) a newly installed state.
 
     ``trigger``: the request that made the origin be resolved (None: none known).
     ``from_store``: the state was read from the store, not fetched by this process.
@@ -51,7 +51,7 @@ class Announce(Protocol):
         now: float,
         trigger: Request | None,
         from_store: bool,
-    ) -> Deferred[Any]: ...
+    ) -> None: ...
 
 
 class ClosingError(Exception):
@@ -203,8 +203,7 @@ class Resolver:
             and now < serving(entry, now, self._limits).refresh_at
         ):
             self._events.count(STORE_HIT)
-            state: OriginState = yield self._from_store(origin, entry, stored, now)
-            return state
+            return self._from_store(origin, entry, stored, now)
         leased = yield self._lease(origin)
         while True:
             # Read again after every lease attempt, taken or not: another process may have
@@ -217,9 +216,7 @@ class Resolver:
                 if leased:
                     yield self._release_lease(origin)
                 self._events.count(STORE_HIT)
-                now = self._clock.seconds()
-                newer: OriginState = yield self._from_store(origin, latest_entry, latest, now)
-                return newer
+                return self._from_store(origin, latest_entry, latest, self._clock.seconds())
             if leased:
                 break
             if self._closing:
@@ -250,7 +247,7 @@ class Resolver:
             yield self._release_lease(origin)
         previous = self._cache.peek(origin)
         state = self._cache.install(origin, new, self._cache.parse(new, body, previous), now)
-        yield self._announce(state, previous, now, self._trigger(origin, state), False)
+        self._announce(state, previous, now, self._trigger(origin, state), False)
         return state
 
     def _load(self, origin: str) -> Deferred[tuple[StoredRobots | None, Entry | None]]:
@@ -291,11 +288,10 @@ class Resolver:
 
     def _from_store(
         self, origin: str, entry: Entry, stored: StoredRobots | None, now: float
-    ) -> Deferred[OriginState]:
+    ) -> OriginState:
         previous = self._cache.peek(origin)
         body = stored.body if stored is not None else None
         state = self._cache.install(origin, entry, self._cache.parse(entry, body, previous), now)
-        if previous is not None and previous.entry.fetched_at == entry.fetched_at:
-            return succeed(state)
-        trigger = self._trigger(origin, state)
-        return self._announce(state, previous, now, trigger, True).addCallback(lambda _: state)
+        if previous is None or previous.entry.fetched_at != entry.fetched_at:
+            self._announce(state, previous, now, self._trigger(origin, state), True)
+        return state

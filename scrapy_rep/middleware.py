@@ -41,7 +41,7 @@ from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import load_object
 from scrapy.utils.request import fingerprint as _scrapy_fingerprint
-from twisted.internet.defer import Deferred, maybeDeferred, succeed
+from twisted.internet.defer import Deferred, maybeDeferred
 
 from scrapy_rep import _compat
 from scrapy_rep._cache import RUN, OriginCache, OriginKeys, OriginReport, OriginState
@@ -352,8 +352,8 @@ class RobotsTxtMiddleware:
         now: float,
         trigger: Request | None,
         from_store: bool,
-    ) -> Deferred[Any]:
-        """Log a new state; send ``robots_parsed`` for new rules (the resolution waits for it)."""
+    ) -> None:
+        """Log a new state; send ``robots_parsed`` for new rules."""
         waiting = state.serving.kind == "hold" and self._holds.wanted(state.origin)
         self._events.resolved(state, previous, now, from_store=from_store, waiting=waiting)
         if state.serving.kind != "hold":
@@ -361,9 +361,11 @@ class RobotsTxtMiddleware:
         elif waiting:
             self._holding(state)
         if state.robots is None or (previous is not None and previous.robots is state.robots):
-            return succeed(None)
-        # As Scrapy's own middleware: the request whose robots.txt this is, handlers awaited.
-        return _compat.send_robots_parsed(
+            return
+        # As Scrapy's own middleware: async handlers run, with the request whose robots.txt
+        # this is. Unlike Scrapy's, the origin's requests do not wait for the handlers: the
+        # state must serve the moment it is installed (an LRU of one evicts it otherwise).
+        _compat.send_robots_parsed(
             self.crawler.signals, robotparser=self._parser(state.robots), request=trigger
         )
 

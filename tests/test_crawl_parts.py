@@ -154,7 +154,7 @@ class Parts:
             owner=owner,
             wanted=self.holds.wanted,
             resolved=self.holds.release,
-            announce=lambda state, previous, now, trigger, from_store: succeed(None),
+            announce=lambda state, previous, now, trigger, from_store: None,
         )
 
     def hold(self, path: str = "/page") -> Request:
