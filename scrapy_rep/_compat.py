@@ -9,17 +9,29 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
+from scrapy.utils import defer as _scrapy_defer
+from scrapy.utils.defer import deferred_from_coro
+from twisted.internet.defer import Deferred, succeed
 
 if TYPE_CHECKING:
     from scrapy.http import Request
+    from scrapy.signalmanager import SignalManager
 
 __all__ = [
+    "ASYNC_MIDDLEWARE",
     "close_requested",
     "downloader_slot",
     "leave_active",
     "rejoin_active",
-    "robots_parsed_signal",
+    "send_robots_parsed",
 ]
+
+#: Scrapy >= 2.14 awaits whatever a downloader middleware's ``process_request`` returns
+#: (``ensure_awaitable``, which also wraps a plain ``None`` in a coroutine) and its own
+#: RobotsTxtMiddleware has ``async def process_request`` / ``robot_parser``: ours are
+#: ``async def`` too, so ``await super().process_request(...)`` always works. Scrapy 2.11 to
+#: 2.13 expect None or a Deferred, as their own middleware returns (and their test suite checks).
+ASYNC_MIDDLEWARE: bool = hasattr(_scrapy_defer, "ensure_awaitable")
 
 
 def downloader_slot(engine: Any, request: Request) -> Any:
@@ -83,6 +95,15 @@ def rejoin_active(engine: Any, request: Request) -> None:
     engine.downloader.active.add(request)
 
 
-def robots_parsed_signal() -> object | None:
-    """Scrapy's ``robots_parsed`` signal (Scrapy >= 2.12), or None (2.11 has none)."""
-    return getattr(signals, "robots_parsed", None)
+def send_robots_parsed(manager: SignalManager, **kwargs: Any) -> Deferred[Any]:
+    """Send Scrapy's ``robots_parsed`` signal; fires when every handler has finished.
+
+    Scrapy >= 2.18 has the signal, and ``send_catch_log_async`` (Scrapy >= 2.14) runs
+    ``async def`` handlers to completion, as Scrapy's own middleware sends it (the synchronous
+    ``send_catch_log`` would leave them "never awaited"). Scrapy 2.11 to 2.17 have no such
+    signal: nothing to send.
+    """
+    signal = getattr(signals, "robots_parsed", None)
+    if signal is None:
+        return succeed(None)
+    return deferred_from_coro(manager.send_catch_log_async(signal=signal, **kwargs))

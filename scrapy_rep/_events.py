@@ -21,8 +21,14 @@ __all__ = ["Events", "duration"]
 logger = logging.getLogger("scrapy_rep.middleware")
 
 # Stat names (README "Stats" table); all under Scrapy's ``robotstxt/`` prefix.
+#: Every request dropped because robots.txt disallows it, as Scrapy's middleware counts them;
+#: the two below say where (a request is counted in FORBIDDEN and in one of them).
 FORBIDDEN = "robotstxt/forbidden"
 FORBIDDEN_BEFORE_SCHEDULE = "robotstxt/forbidden_before_schedule"
+FORBIDDEN_BEFORE_DOWNLOAD = "robotstxt/forbidden_before_download"
+#: A disallowed request seen again (same fingerprint): dropped without a second count or log
+#: line, as the dupefilter would have dropped it before Scrapy's own middleware saw it.
+FORBIDDEN_DUPLICATE = "robotstxt/forbidden_duplicate"
 HELD = "robotstxt/held"
 RELEASED = "robotstxt/released"
 RELEASE_FAILED = "robotstxt/release_failed"
@@ -53,11 +59,13 @@ class Events:
         self._stats.inc_value(stat, n)
 
     def forbidden(
-        self, stat: str, request: Request, explain: Callable[[], tuple[str, str]]
+        self, where: str, request: Request, explain: Callable[[], tuple[str, str]]
     ) -> None:
-        self._stats.inc_value(stat)
+        """``where``: FORBIDDEN_BEFORE_SCHEDULE or FORBIDDEN_BEFORE_DOWNLOAD."""
+        self._stats.inc_value(FORBIDDEN)
+        self._stats.inc_value(where)
         if logger.isEnabledFor(logging.DEBUG):
-            when = "before scheduling" if stat == FORBIDDEN_BEFORE_SCHEDULE else "before download"
+            when = "before scheduling" if where == FORBIDDEN_BEFORE_SCHEDULE else "before download"
             where, reason = explain()
             logger.debug(
                 "Forbidden by robots.txt %s: %s (%s; %s)",
@@ -102,39 +110,71 @@ class Events:
     def resolve_failed(self, origin: str, error: object) -> None:
         logger.error("Resolving robots.txt of %s failed: %s", origin, error, extra=self._extra())
 
-    def resolved(self, state: OriginState, previous: OriginState | None, now: float) -> None:
-        """Log a freshly resolved robots.txt (SPEC B2/B3 outcome, next fetch)."""
+    def resolved(
+        self,
+        state: OriginState,
+        previous: OriginState | None,
+        now: float,
+        *,
+        from_store: bool,
+        waiting: bool,
+    ) -> None:
+        """Log a freshly resolved robots.txt (SPEC B2/B3 outcome, next fetch) as a sentence.
+
+        ``waiting``: requests wait for this origin; then ``holding`` says so, with the error,
+        in one line (and nothing says "holding" when nothing is held: the explain command).
+        """
         entry, decision = state.entry, state.serving
         failing = entry.outcome == "unreachable"
         was_failing = previous is not None and previous.entry.outcome == "unreachable"
         if failing and not was_failing:
             self._stats.inc_value(UNREACHABLE)
-            logger.warning(
-                "robots.txt of %s is unreachable (%s): %s",
-                state.origin,
-                entry.error,
-                "serving the last good copy"
-                if decision.stale and decision.kind != "hold"
-                else "holding its requests"
-                if decision.kind == "hold"
-                else "unreachable too long, assuming no restrictions",
-                extra=self._extra(),
-            )
+            if decision.kind != "hold" or not waiting:
+                logger.warning(
+                    "robots.txt of %s is unreachable (%s)%s",
+                    state.origin,
+                    entry.error or f"status {entry.status}",
+                    ": serving the last good copy"
+                    if decision.stale
+                    else ": unreachable for longer than REP_UNREACHABLE_ALLOW_AFTER, "
+                    "everything allowed"
+                    if decision.kind != "hold"
+                    else "",
+                    extra=self._extra(),
+                )
         elif was_failing and not failing:
             self._stats.inc_value(RECOVERED)
             logger.warning("robots.txt of %s is reachable again", state.origin, extra=self._extra())
         if failing and decision.stale:
             self._stats.inc_value(STALE_SERVED)
+        details = []
+        if entry.redirects:
+            details.append(_plural(len(entry.redirects), "redirect") + " followed")
+        if entry.truncated:
+            details.append("cut at 500 KiB")
+        if from_store:
+            age = duration(now - entry.fetched_at)
+            details.append(f"read from the robots.txt store, fetched {age} ago")
         logger.info(
-            "robots.txt of %s: %s (%s, %d rules%s%s%s), next fetch in %s",
+            "robots.txt of %s: %s%s; next fetch in %s",
             state.origin,
-            decision.outcome,
-            entry.error if failing and entry.error else f"status {entry.status}",
-            state.robots.rule_count if state.robots is not None else 0,
-            f", {len(entry.redirects)} redirects" if entry.redirects else "",
-            ", truncated" if entry.truncated else "",
-            ", serving the last good copy" if failing and decision.stale else "",
+            _outcome(state),
+            f" ({', '.join(details)})" if details else "",
             duration(decision.refresh_at - now),
+            extra=self._extra(),
+        )
+
+    def holding(self, state: OriginState, now: float, hold_timeout: float) -> None:
+        """Requests of an origin whose robots.txt is unreachable wait (once per origin)."""
+        logger.warning(
+            "Waiting for the robots.txt of %s (unreachable: %s): its requests are held until it "
+            "answers, each for at most %s (REP_HOLD_TIMEOUT=%g; lower it to give up sooner); "
+            "next attempt in %s",
+            state.origin,
+            state.entry.error or f"status {state.entry.status}",
+            duration(hold_timeout),
+            hold_timeout,
+            duration(state.serving.refresh_at - now),
             extra=self._extra(),
         )
 
@@ -186,6 +226,38 @@ class Events:
             count,
             extra=self._extra(),
         )
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _outcome(state: OriginState) -> str:
+    """What the robots.txt in use means, in words (SPEC B2, B3)."""
+    entry, decision = state.entry, state.serving
+    failure = entry.error or f"status {entry.status}"
+    if decision.outcome == "allow_all":
+        return f"unreachable for too long ({failure}): everything allowed"
+    if decision.outcome == "unreachable":
+        return f"unreachable ({failure}): nothing of it is downloaded for now"
+    good = entry.good
+    status = good.status if good is not None else entry.status
+    if decision.outcome == "ok":
+        rules = _plural(state.robots.rule_count if state.robots is not None else 0, "rule")
+        answer = f"{rules} (status {status})"
+    else:
+        why = ", ".join(
+            part
+            for part in (
+                f"status {status}" if status is not None else None,
+                entry.error if entry.outcome != "unreachable" else None,
+            )
+            if part
+        )
+        answer = f"no robots.txt ({why or 'none'}): everything allowed"
+    if decision.stale:
+        return f"unreachable ({failure}), serving the last good copy: {answer}"
+    return answer
 
 
 def duration(seconds: float) -> str:

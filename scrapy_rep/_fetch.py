@@ -85,10 +85,10 @@ class Fetcher:
                 error = f"robots.txt request ignored: {exc}"
                 return Fetch("no_robots", None, tuple(redirects), error=error), None
             except Exception as exc:
-                name = _readable(type(exc))
                 # Scrapy's own key, as its RobotsTxtMiddleware writes it: "<class '…'>".
                 self._stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
-                return Fetch("unreachable", None, tuple(redirects), error=f"{name}: {exc}"), None
+                error = describe_failure(exc)
+                return Fetch("unreachable", None, tuple(redirects), error=error), None
             finally:
                 self._received.pop(id(request), None)
                 self._track(-1)
@@ -238,6 +238,32 @@ def _header(response: Response, name: bytes) -> str | None:
     return value.decode("latin-1") if value else None
 
 
-def _readable(cls: type) -> str:
-    """``twisted.internet.error.TimeoutError`` rather than ``<class '…'>``."""
-    return f"{cls.__module__}.{cls.__qualname__}"
+#: What a user reads for the network failures of every supported Twisted and Scrapy version
+#: (Scrapy >= 2.14 raises its own classes, with the same meaning).
+_FAILURES = {
+    "ConnectionRefusedError": "connection refused",
+    "DownloadConnectionRefusedError": "connection refused",
+    "TimeoutError": "timed out",
+    "TCPTimedOutError": "timed out",
+    "DownloadTimeoutError": "timed out",
+    "ConnectionLost": "connection lost",
+    "ConnectionDone": "connection closed",
+    "ResponseNeverReceived": "connection lost before a response",
+    "ResponseFailed": "connection lost during the response",
+    "ResponseDataLossError": "response cut short",
+    "DownloadFailedError": "download failed",
+}
+_DNS_FAILURES = {"DNSLookupError", "CannotResolveHostError"}
+
+
+def describe_failure(exc: BaseException) -> str:
+    """A download failure as a user reads it: "connection refused", not the exception repr."""
+    name = type(exc).__name__
+    text = str(exc).strip().rstrip(".")
+    if name in _DNS_FAILURES:
+        # The resolver's message names the host: keep it.
+        return text if text.startswith("DNS lookup failed") else f"DNS lookup failed: {text}"
+    phrase = _FAILURES.get(name)
+    if phrase is not None:
+        return phrase
+    return f"{name}: {text}" if text else name

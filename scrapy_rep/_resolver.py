@@ -20,11 +20,13 @@ from scrapy_rep._policy import Entry, Fetch, Limits, record, serving
 from scrapy_rep.store import RobotsStore, StoredRobots
 
 if TYPE_CHECKING:
+    from scrapy.http import Request
+
     from scrapy_rep._cache import OriginCache, OriginReport, OriginState
     from scrapy_rep._clock import Clock, DelayedCall
     from scrapy_rep._events import Events
 
-__all__ = ["FetcherLike", "Resolver"]
+__all__ = ["Announce", "FetcherLike", "Resolver"]
 
 _T = TypeVar("_T")
 
@@ -33,6 +35,23 @@ class FetcherLike(Protocol):
     """``scrapy_rep._fetch.Fetcher``'s interface: one robots.txt fetch, redirects followed."""
 
     def fetch(self, url: str) -> Deferred[tuple[Fetch, bytes | None]]: ...
+
+
+class Announce(Protocol):
+    """Logs (and signals) a newly installed state.
+
+    ``trigger``: the request that made the origin be resolved (None: none known).
+    ``from_store``: the state was read from the store, not fetched by this process.
+    """
+
+    def __call__(
+        self,
+        state: OriginState,
+        previous: OriginState | None,
+        now: float,
+        trigger: Request | None,
+        from_store: bool,
+    ) -> None: ...
 
 
 class ClosingError(Exception):
@@ -54,7 +73,7 @@ class Resolver:
         owner: str,
         wanted: Callable[[str], bool],
         resolved: Callable[[str, OriginState], None],
-        announce: Callable[[OriginState, OriginState | None, float], None],
+        announce: Announce,
     ) -> None:
         self._clock = clock
         self._store = store
@@ -67,8 +86,10 @@ class Resolver:
         self._owner = owner
         self._wanted = wanted
         self._resolved_cb = resolved
-        # Logs (and signals) a newly resolved robots.txt.
         self._announce = announce
+        # The request that made each origin being resolved be fetched (robots_parsed names
+        # it), kept until the origin is answered.
+        self._triggers: dict[str, Request | None] = {}
         # Origins being resolved, with the Deferreds waiting for that resolution.
         self._resolving: dict[str, list[Deferred[OriginState]]] = {}
         self._retries: dict[str, DelayedCall] = {}
@@ -77,18 +98,18 @@ class Resolver:
     def busy(self) -> bool:
         return bool(self._resolving)
 
-    def state(self, origin: str, now: float) -> OriginState | None:
+    def state(self, origin: str, now: float, trigger: Request | None) -> OriginState | None:
         """The origin's state if known here; starts a refresh when one is due."""
         state = self._cache.get(origin, now)
         if state is not None and now >= state.serving.refresh_at:
-            self._decide(origin, now, waiting=False)
+            self._decide(origin, now, trigger, waiting=False)
         return state
 
-    def demand(self, origin: str) -> None:
-        """A request waits for ``origin``: fetch now, or when its backoff allows."""
-        self._decide(origin, self._clock.seconds(), waiting=True)
+    def demand(self, origin: str, trigger: Request) -> None:
+        """``trigger`` waits for ``origin``: fetch now, or when its backoff allows."""
+        self._decide(origin, self._clock.seconds(), trigger, waiting=True)
 
-    def _decide(self, origin: str, now: float, *, waiting: bool) -> None:
+    def _decide(self, origin: str, now: float, trigger: Request | None, *, waiting: bool) -> None:
         """The one place that decides "fetch robots.txt now?".
 
         Unknown origin, or its ``refresh_at`` passed (copy expired, SPEC B3; backoff or
@@ -96,6 +117,8 @@ class Resolver:
         """
         if self._closing or origin in self._resolving:
             return
+        if trigger is not None:
+            self._triggers.setdefault(origin, trigger)
         state = self._cache.peek(origin)
         refresh_at = 0.0 if state is None else state.serving.refresh_at
         if now >= refresh_at:
@@ -103,11 +126,12 @@ class Resolver:
         elif waiting:
             self._schedule_retry(origin, refresh_at - now)
 
-    def report(self, origin: str) -> Deferred[OriginReport]:
+    def report(self, origin: str, trigger: Request) -> Deferred[OriginReport]:
         """Resolve ``origin`` (one fetch at most) and report it (the explain command)."""
-        state = self.state(origin, self._clock.seconds())
+        state = self.state(origin, self._clock.seconds(), trigger)
         if state is None or state.serving.kind == "hold":
             # Asked explicitly: one attempt now, even during a backoff.
+            self._triggers.setdefault(origin, trigger)
             self._start(origin)
         listeners = self._resolving.get(origin)
         if listeners is None:  # answered at once (known, or from the store)
@@ -152,7 +176,7 @@ class Resolver:
         if state.serving.kind != "hold":
             self._resolved_cb(origin, state)
         elif self._wanted(origin):
-            self._decide(origin, self._clock.seconds(), waiting=True)
+            self._decide(origin, self._clock.seconds(), None, waiting=True)
 
     def _schedule_retry(self, origin: str, delay: float) -> None:
         if self._closing or origin in self._retries:
@@ -223,7 +247,7 @@ class Resolver:
             yield self._release_lease(origin)
         previous = self._cache.peek(origin)
         state = self._cache.install(origin, new, self._cache.parse(new, body, previous), now)
-        self._announce(state, previous, now)
+        self._announce(state, previous, now, self._trigger(origin, state), False)
         return state
 
     def _load(self, origin: str) -> Deferred[tuple[StoredRobots | None, Entry | None]]:
@@ -256,6 +280,12 @@ class Resolver:
 
         return call.addCallbacks(succeeded, failed)
 
+    def _trigger(self, origin: str, state: OriginState) -> Request | None:
+        """The request that triggered this resolution; forgotten once the origin is answered."""
+        if state.serving.kind == "hold":
+            return self._triggers.get(origin)
+        return self._triggers.pop(origin, None)
+
     def _from_store(
         self, origin: str, entry: Entry, stored: StoredRobots | None, now: float
     ) -> OriginState:
@@ -263,5 +293,5 @@ class Resolver:
         body = stored.body if stored is not None else None
         state = self._cache.install(origin, entry, self._cache.parse(entry, body, previous), now)
         if previous is None or previous.entry.fetched_at != entry.fetched_at:
-            self._announce(state, previous, now)
+            self._announce(state, previous, now, self._trigger(origin, state), True)
         return state

@@ -20,22 +20,27 @@ How a request travels:
   the dupefilter yet.
 - **Final gate** (``process_request``): robots.txt may have changed since the request was
   scheduled; requests that never were scheduled (``engine.download`` callers) are checked
-  here too, waiting for an unknown origin outside ``Downloader.active``.
+  here too, waiting for an unknown origin outside ``Downloader.active``. On Scrapy >= 2.14 it
+  is ``async def`` like Scrapy's own; before, it returns None or a Deferred like Scrapy's own.
 
-Public API for tools (``scrapy robots``): ``middleware.resolve(url) -> Deferred[OriginReport]``.
+Public API for tools (``scrapy robots``) and subclasses: ``middleware.resolve(url) ->
+Deferred[OriginReport]`` and, as Scrapy's middleware has, ``robot_parser(request)``.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
 from scrapy.http import Request
-from scrapy.utils.defer import maybe_deferred_to_future
+from scrapy.settings import default_settings
+from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
+from scrapy.utils.misc import load_object
+from scrapy.utils.request import fingerprint as _scrapy_fingerprint
 from twisted.internet.defer import Deferred, maybeDeferred
 
 from scrapy_rep import _compat
@@ -43,8 +48,9 @@ from scrapy_rep._cache import RUN, OriginCache, OriginKeys, OriginReport, Origin
 from scrapy_rep._checks import settings_tokens
 from scrapy_rep._events import (
     CRAWL_DELAY_APPLIED,
-    FORBIDDEN,
+    FORBIDDEN_BEFORE_DOWNLOAD,
     FORBIDDEN_BEFORE_SCHEDULE,
+    FORBIDDEN_DUPLICATE,
     RESCHEDULED,
     Events,
 )
@@ -52,9 +58,11 @@ from scrapy_rep._fetch import Fetcher
 from scrapy_rep._holds import Holds
 from scrapy_rep._jobdir import HELD_FILE, JobdirJournal
 from scrapy_rep._origin import origin as url_origin
-from scrapy_rep._origin import robots_url
 from scrapy_rep._resolver import Resolver
+from scrapy_rep._seen import SeenFingerprints
 from scrapy_rep._settings import MiddlewareSettings
+from scrapy_rep.adapter import RobotParser
+from scrapy_rep.robotstxt import RobotsTxt
 from scrapy_rep.store import RobotsStore
 from scrapy_rep.store._open import open_configured
 
@@ -63,13 +71,16 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from scrapy_rep._clock import Clock
-    from scrapy_rep.robotstxt import RobotsTxt
 
 __all__ = ["HELD_FILE", "OriginReport", "RobotsTxtMiddleware"]
 
 #: Meta key set on requests the gate let through to the scheduler: the generation of the
 #: origin state that allowed them (see ``OriginState.generation``).
 _GATED = "_robotstxt_gated"
+#: The parser ROBOTSTXT_PARSER may name with this middleware (the add-on sets it).
+_PARSER = "scrapy_rep.RobotParser"
+#: Rules that allow nothing: what an unreachable origin's requests get for now (SPEC B2).
+_DISALLOW_ALL = RobotsTxt.parse(b"User-agent: *\nDisallow: /\n")
 
 
 class RobotsTxtMiddleware:
@@ -92,6 +103,14 @@ class RobotsTxtMiddleware:
         self._tokens = settings_tokens(crawler.settings, crawler)
         self._keys = OriginKeys()
         self._events = Events(crawler.stats, lambda: crawler.spider)
+        # Disallowed requests counted and logged already (the gate runs before the dupefilter).
+        self._reported = SeenFingerprints()
+        fingerprinter = getattr(crawler, "request_fingerprinter", None)
+        self._fingerprint: Callable[[Request], bytes] = (
+            fingerprinter.fingerprint if fingerprinter is not None else _scrapy_fingerprint
+        )
+        # Origins whose waiting requests were announced (``_holding``), until answered.
+        self._hold_announced: set[str] = set()
         crawl_delay = self._crawl_delay_of if config.crawl_delay else None
         self._cache = OriginCache(config.limits, config.parsed_cache_size, crawl_delay)
         jobdir = crawler.settings.get("JOBDIR")
@@ -128,7 +147,10 @@ class RobotsTxtMiddleware:
     def from_crawler(cls, crawler: Crawler) -> RobotsTxtMiddleware:
         settings = crawler.settings
         if not settings.getbool("ROBOTSTXT_OBEY"):
-            raise NotConfigured("ROBOTSTXT_OBEY is False")
+            # No message, as Scrapy's own middleware: Scrapy logs "Disabled …" at WARNING for a
+            # NotConfigured with one, on every run of a project that does not obey robots.txt.
+            raise NotConfigured
+        _check_parser_setting(settings.get("ROBOTSTXT_PARSER"))
         config = MiddlewareSettings.from_settings(settings)
         store = open_configured(config.store)
         middleware = cls(crawler, config, store)
@@ -148,28 +170,55 @@ class RobotsTxtMiddleware:
         origin = self._keys.origin(urlparse_cached(request))
         if origin is None:
             return
-        state = self._resolver.state(origin, self._clock.seconds())
+        state = self._resolver.state(origin, self._clock.seconds(), request)
         if state is None or state.serving.kind == "hold":
             self._holds.hold(origin, request)
-            self._resolver.demand(origin)
+            self._waits(origin, state, request)
             raise IgnoreRequest("held until robots.txt is known")
         if state.serving.kind == "rules" and not self._allowed(state, request):
-            self._events.forbidden(
-                FORBIDDEN_BEFORE_SCHEDULE, request, lambda: self._explain(state, request)
-            )
+            # Like the dupefilter this gate runs before: a request seen before is not counted
+            # or logged again (issue 11.3), unless it would pass the dupefilter (dont_filter).
+            if request.dont_filter or self._reported.add(self._fingerprint(request)):
+                self._events.forbidden(
+                    FORBIDDEN_BEFORE_SCHEDULE, request, lambda: self._explain(state, request)
+                )
+            else:
+                self._events.count(FORBIDDEN_DUPLICATE)
             raise IgnoreRequest("Forbidden by robots.txt")
         meta[_GATED] = state.generation
 
-    def process_request(
-        self, request: Request, spider: Spider | None = None
-    ) -> Coroutine[Any, Any, None] | Request | None:
-        """The final gate, just before download."""
+    if _compat.ASYNC_MIDDLEWARE:
+
+        async def process_request(
+            self, request: Request, spider: Spider | None = None
+        ) -> Request | None:
+            """The final gate, just before download (awaitable, as Scrapy >= 2.14's own)."""
+            result = self._final_gate(request)
+            if result is None or isinstance(result, Request):
+                return result
+            await result
+            return None
+
+    else:
+
+        def process_request(  # type: ignore[misc]
+            self, request: Request, spider: Spider | None = None
+        ) -> Deferred[None] | Request | None:
+            """The final gate, just before download (None or a Deferred, as Scrapy 2.11's own)."""
+            result = self._final_gate(request)
+            if result is None or isinstance(result, Request):
+                return result
+            waited: Deferred[None] = deferred_from_coro(result)
+            return waited
+
+    def _final_gate(self, request: Request) -> Coroutine[Any, Any, None] | Request | None:
+        """None (download it), a Request (to the gate again), or a wait for robots.txt."""
         if request.meta.get("dont_obey_robotstxt"):
             return None
         origin = self._keys.origin(urlparse_cached(request))
         if origin is None:
             return None
-        state = self._resolver.state(origin, self._clock.seconds())
+        state = self._resolver.state(origin, self._clock.seconds(), request)
         gated = request.meta.get(_GATED)
         if state is not None and state.serving.kind != "hold":
             if gated == state.generation:
@@ -191,8 +240,21 @@ class RobotsTxtMiddleware:
             self._events.count(RESCHEDULED)
             return request
         waiter = self._holds.wait(origin)
-        self._resolver.demand(origin)
+        self._waits(origin, state, request)
         return self._check_later(waiter, request)
+
+    def _waits(self, origin: str, state: OriginState | None, request: Request) -> None:
+        """``request`` waits for ``origin``'s robots.txt: fetch it, say why it waits (once)."""
+        self._resolver.demand(origin, request)
+        if state is not None:
+            self._holding(state)
+
+    def _holding(self, state: OriginState) -> None:
+        # One line per origin while it stays unreachable (issue 11.2), not one per request;
+        # an origin still being fetched for the first time is not announced (the usual case).
+        if state.origin not in self._hold_announced:
+            self._hold_announced.add(state.origin)
+            self._events.holding(state, self._clock.seconds(), self._hold_timeout)
 
     async def _check_later(self, waiter: Deferred[OriginState], request: Request) -> None:
         # Waiting for robots.txt is not downloading: give the CONCURRENT_REQUESTS place back
@@ -210,7 +272,9 @@ class RobotsTxtMiddleware:
         if state.crawl_delay is not None:
             self._apply_crawl_delay(request, state.crawl_delay)
         if state.serving.kind == "rules" and not self._allowed(state, request):
-            self._events.forbidden(FORBIDDEN, request, lambda: self._explain(state, request))
+            self._events.forbidden(
+                FORBIDDEN_BEFORE_DOWNLOAD, request, lambda: self._explain(state, request)
+            )
             raise IgnoreRequest("Forbidden by robots.txt")
 
     def _allowed(self, state: OriginState, request: Request) -> bool:
@@ -242,7 +306,31 @@ class RobotsTxtMiddleware:
         origin = url_origin(url)
         if origin is None:
             raise ValueError(f"robots.txt does not apply to {url!r} (http, https and ftp only)")
-        return self._resolver.report(origin)
+        return self._resolver.report(origin, Request(url))
+
+    async def robot_parser(
+        self, request: Request, spider: Spider | None = None
+    ) -> RobotParser | None:
+        """The parser for ``request``'s origin, as Scrapy's middleware has it (see README).
+
+        ``async def`` on every Scrapy version (Scrapy's own is from 2.14): awaitable alike
+        from any coroutine, whatever the reactor. It resolves robots.txt as ``resolve`` does
+        (one fetch at most) and wraps the rules in Scrapy's RobotParser interface.
+
+        None when the origin has no rules to match (no robots.txt, data:/file: URLs, unreachable
+        for longer than REP_UNREACHABLE_ALLOW_AFTER); an unreachable origin without a good copy
+        gives a parser that allows nothing, which is how the middleware treats its requests for
+        now (SPEC B2: they wait instead of being dropped).
+        """
+        origin = self._keys.origin(urlparse_cached(request))
+        if origin is None:
+            return None
+        report = await maybe_deferred_to_future(self._resolver.report(origin, request))
+        if report.robots is not None:
+            return self._parser(report.robots)
+        if report.outcome == "unreachable":
+            return self._parser(_DISALLOW_ALL)
+        return None
 
     def _crawl(self, request: Request) -> None:
         engine = self.crawler.engine
@@ -257,22 +345,35 @@ class RobotsTxtMiddleware:
             f"{self._hold_timeout:g}s ({error or 'no answer yet'})"
         )
 
-    def _announce(self, state: OriginState, previous: OriginState | None, now: float) -> None:
-        self._events.resolved(state, previous, now)
-        if state.robots is not None and (previous is None or previous.robots is not state.robots):
-            self._send_parsed(state.origin, state.robots)
-
-    def _send_parsed(self, origin: str, robots: RobotsTxt) -> None:
-        signal = _compat.robots_parsed_signal()
-        if signal is None:
+    def _announce(
+        self,
+        state: OriginState,
+        previous: OriginState | None,
+        now: float,
+        trigger: Request | None,
+        from_store: bool,
+    ) -> None:
+        """Log a new state; send ``robots_parsed`` for new rules."""
+        waiting = state.serving.kind == "hold" and self._holds.wanted(state.origin)
+        self._events.resolved(state, previous, now, from_store=from_store, waiting=waiting)
+        if state.serving.kind != "hold":
+            self._hold_announced.discard(state.origin)
+        elif waiting:
+            self._holding(state)
+        if state.robots is None or (previous is not None and previous.robots is state.robots):
             return
-        from scrapy_rep.adapter import RobotParser
+        # As Scrapy's own middleware: async handlers run, with the request whose robots.txt
+        # this is. Unlike Scrapy's, the origin's requests do not wait for the handlers: the
+        # state must serve the moment it is installed (an LRU of one evicts it otherwise).
+        _compat.send_robots_parsed(
+            self.crawler.signals, robotparser=self._parser(state.robots), request=trigger
+        )
 
+    def _parser(self, robots: RobotsTxt) -> RobotParser:
+        """``robots`` behind Scrapy's RobotParser interface, obeying as this crawler's tokens."""
         parser = RobotParser(b"", self._tokens)
         parser.robots = robots
-        self.crawler.signals.send_catch_log(
-            signal=signal, robotparser=parser, request=Request(robots_url(origin))
-        )
+        return parser
 
     # -- crawl lifecycle ------------------------------------------------------
 
@@ -302,3 +403,27 @@ class RobotsTxtMiddleware:
 
 def _user_agent(request: Request) -> bytes | None:
     return request.headers.get(b"User-Agent")
+
+
+def _check_parser_setting(value: object) -> None:
+    """Refuse a ROBOTSTXT_PARSER this middleware would not use (issue 10.6).
+
+    The middleware matches with Google's rules itself (``RobotsTxt``: tokens, Crawl-delay,
+    explanations, the store); another parser could only be honoured by giving all of that up,
+    so a setting naming one is a mistake to be told about rather than silently ignored.
+    Scrapy's default (Protego) is the value of a project that never set it: accepted.
+    """
+    if value is None or value == default_settings.ROBOTSTXT_PARSER:
+        return
+    try:
+        parser = load_object(value) if isinstance(value, str) else value
+    except (ImportError, NameError, ValueError, AttributeError):
+        parser = None
+    if isinstance(parser, type) and issubclass(parser, RobotParser):
+        return
+    raise ValueError(
+        f"ROBOTSTXT_PARSER={value!r} is not used by scrapy_rep.RobotsTxtMiddleware, which "
+        f"applies Google's rules itself: remove the setting or set it to {_PARSER!r} (or, to "
+        "use that parser, remove scrapy_rep's middleware and the add-on and enable Scrapy's "
+        "own RobotsTxtMiddleware)"
+    )

@@ -154,17 +154,17 @@ class Parts:
             owner=owner,
             wanted=self.holds.wanted,
             resolved=self.holds.release,
-            announce=lambda state, previous, now: None,
+            announce=lambda state, previous, now, trigger, from_store: None,
         )
 
     def hold(self, path: str = "/page") -> Request:
         request = Request(ORIGIN + path)
         self.holds.hold(ORIGIN, request)
-        self.resolver.demand(ORIGIN)
+        self.resolver.demand(ORIGIN, request)
         return request
 
     def state(self) -> OriginState | None:
-        return self.resolver.state(ORIGIN, self.clock.seconds())
+        return self.resolver.state(ORIGIN, self.clock.seconds(), None)
 
     def advance(self, seconds: float, step: float = 0.25) -> None:
         for _ in range(int(seconds / step)):
@@ -239,7 +239,8 @@ def test_lease_held_elsewhere_waits_for_its_entry_without_fetching() -> None:
     other = parts.resolver_for("other")
     pending: Deferred[Reply] = Deferred()
     parts.fetcher.script(pending)
-    other.demand(ORIGIN)  # "another process" takes the lease and fetches
+    # "another process" takes the lease and fetches
+    other.demand(ORIGIN, Request(ORIGIN + "/other"))
     request = parts.hold()
     parts.advance(5)
     assert parts.crawled == []

@@ -445,6 +445,21 @@ def test_command_enables_the_middleware_even_when_obey_is_off(
     assert "  rule:   line 4: Disallow: /private/" in result.stdout
 
 
+def test_command_on_a_down_site_says_unreachable_without_crawl_warnings(
+    tmp_path: Path, unused_port: int
+) -> None:
+    # Issue 11.7: nothing is crawled, so nothing is "held": the crawl's hold warning would
+    # mislead; the failure reads as words (11.5).
+    result = scrapy_robots(
+        "--user-agent", "MyBot", f"http://127.0.0.1:{unused_port}/x", cwd=tmp_path
+    )
+    assert f"robots.txt of http://127.0.0.1:{unused_port} is unreachable (connection refused)" in (
+        result.stderr
+    )
+    assert "holding" not in result.stderr.lower()
+    assert "Waiting for the robots.txt" not in result.stderr
+
+
 def test_offline_checker_does_not_import_scrapy() -> None:
     code = (
         "import sys, scrapy_rep.__main__, scrapy_rep._explain, scrapy_rep._checks; "

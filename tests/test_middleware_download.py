@@ -24,6 +24,7 @@ import scrapy
 from scrapy.crawler import CrawlerProcess
 from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+from scrapy_rep import running_middleware
 
 config = json.load(open(sys.argv[1]))
 outcome = {}
@@ -60,7 +61,8 @@ class DownloadSpider(scrapy.Spider):
             crawler.signals.connect(spider.on_robots, signal=signal)
         return spider
 
-    def on_robots(self, robotparser, request):
+    async def on_robots(self, robotparser, request):
+        # async def: runs only if the signal is sent with Scrapy's async API (issue 10.2).
         allowed = robotparser.allowed(config["direct"][1], "TestBot/1.0")
         outcome.setdefault("parsed", []).append([request.url, allowed])
 
@@ -76,6 +78,12 @@ class DownloadSpider(scrapy.Spider):
                 outcome[url] = got.status
             except IgnoreRequest as exc:
                 outcome[url] = "ignored: " + str(exc)
+        middleware = running_middleware(self.crawler)
+        for url in config.get("parsers", []):
+            parser = await middleware.robot_parser(scrapy.Request(url))
+            outcome["parser " + url] = parser and [
+                type(parser).__name__, parser.allowed(url, "TestBot/1.0")
+            ]
 
     def closed(self, reason):
         outcome["closed"] = time.time()
@@ -99,6 +107,7 @@ def run_download_spider(
     *,
     also: list[str] = (),  # type: ignore[assignment]
     then: list[str] = (),  # type: ignore[assignment]
+    parsers: list[str] = (),  # type: ignore[assignment]
     **extra_settings: Any,
 ) -> dict[str, Any]:
     script = tmp_path / "download_spider.py"
@@ -109,6 +118,7 @@ def run_download_spider(
         "direct": direct,
         "also": list(also),
         "then": list(then),
+        "parsers": list(parsers),
         "settings": {**BASE_SETTINGS, **settings(REP_RETRY_DELAY=0.3, **extra_settings)},
         "result": str(result),
     }
@@ -143,15 +153,13 @@ def test_engine_download_waits_for_robots_txt_then_is_checked(
     assert http_server2.count("/page/no") == 0
     # robots.txt answered before the page was downloaded.
     assert http_server2.seen("/robots.txt")[1].time < http_server2.seen("/page/yes")[0].time
-    # Scrapy's robots_parsed signal (Scrapy >= 2.12) went out once per parsed robots.txt.
+    # Scrapy's robots_parsed signal (Scrapy >= 2.18) went out once per parsed robots.txt, to
+    # an async def handler, with the request that made robots.txt be fetched.
     if outcome["has_signal"]:
         parsed = outcome["parsed"]
         assert isinstance(parsed, list)
         assert len(parsed) == 2
-        assert dict(parsed) == {
-            http_server.url("/robots.txt"): True,
-            http_server2.url("/robots.txt"): False,
-        }
+        assert dict(parsed) == {http_server.url("/page/1"): True, allowed: False}
     else:
         assert "parsed" not in outcome
 
@@ -198,3 +206,21 @@ def test_engine_download_waiting_for_robots_txt_takes_no_concurrent_requests_pla
     # With CONCURRENT_REQUESTS=1 the waiting download would hold the one place until then.
     assert all(seen.time < retried for seen in other.seen("/page/", prefix=True))
     assert other.count("/page/", prefix=True) == 6
+
+
+def test_robot_parser_answers_like_scrapys_for_each_kind_of_origin(
+    http_server: ScriptedServer, http_server2: ScriptedServer, tmp_path: Path, unused_port: int
+) -> None:
+    # Issue 10.4: robot_parser(request), as Scrapy's middleware has it.
+    http_server.robots("User-agent: *\nDisallow: /page/no\n")
+    http_server2.route("/robots.txt", Reply(404))
+    down = f"http://127.0.0.1:{unused_port}/x"
+    rules, no_robots = http_server.url("/page/no"), http_server2.url("/x")
+    outcome = run_download_spider(
+        http_server.url("/page/1"), [], tmp_path, parsers=[rules, no_robots, down]
+    )
+    assert outcome["parser " + rules] == ["RobotParser", False]
+    assert outcome["parser " + no_robots] is None  # no rules: everything allowed
+    # Unreachable: a parser that allows nothing, what the crawl does with its requests for now.
+    assert outcome["parser " + down] == ["RobotParser", False]
+    assert http_server.count("/robots.txt") == 1  # the crawl's copy was used, not fetched again

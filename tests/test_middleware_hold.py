@@ -132,6 +132,4 @@ def test_queued_requests_of_a_resumed_job_wait_outside_the_downloader(
     # The new robots.txt decided for the queued requests.
     assert "/page/l0" not in pages
     assert sorted(pages) == sorted(["/page/start", *links[1:]])
-    assert (
-        second.stat("robotstxt/forbidden") + second.stat("robotstxt/forbidden_before_schedule") == 1
-    )
+    assert second.stat("robotstxt/forbidden") == 1

@@ -32,7 +32,9 @@ def test_4xx_means_no_restrictions(http_server: ScriptedServer, status: int) -> 
     result = run_crawl(pages(http_server), settings())
     assert_everything_allowed(http_server)
     assert result.stat(f"robotstxt/response_status_count/{status}") == 1
-    assert "no_robots" in result.log
+    assert f"robots.txt of {http_server.origin}: no robots.txt (status {status}): everything " in (
+        result.log
+    )
 
 
 def test_429_with_retry_after_then_200(http_server: ScriptedServer) -> None:
@@ -86,12 +88,20 @@ def test_truncated_response_is_a_server_error(http_server: ScriptedServer) -> No
 
 
 def test_refused_connection_holds_then_drops(unused_port: int) -> None:
-    url = f"http://127.0.0.1:{unused_port}/page/a"
-    result = run_crawl([url], settings(REP_RETRY_DELAY=0.2, REP_HOLD_TIMEOUT=1))
-    assert result.stat("robotstxt/held_dropped") == 1
+    urls = [f"http://127.0.0.1:{unused_port}/page/{name}" for name in "abc"]
+    result = run_crawl(urls, settings(REP_RETRY_DELAY=0.2, REP_HOLD_TIMEOUT=1))
+    assert result.stat("robotstxt/held_dropped") == 3
     assert result.stat("robotstxt/request_count") >= 2
     assert any("ConnectionRefused" in k for k in result.stats)
     assert result.responses == []
+    # Issue 11.2: one line for the origin (not one per request or per retry) saying what is
+    # waited for, for how long, and which setting shortens it; the failure in words.
+    waiting = [line for line in result.log.splitlines() if "Waiting for the robots.txt" in line]
+    assert len(waiting) == 1, waiting
+    assert f"of http://127.0.0.1:{unused_port} (unreachable: connection refused)" in waiting[0]
+    assert "each for at most 1s (REP_HOLD_TIMEOUT=1; lower it to give up sooner)" in waiting[0]
+    assert "[scrapy_rep.middleware] WARNING" in waiting[0]
+    assert f"127.0.0.1:{unused_port}: unreachable (connection refused): nothing of it" in result.log
 
 
 def test_redirect_chain_of_5_is_followed(http_server: ScriptedServer) -> None:

@@ -81,11 +81,6 @@ Disallow: /some/randome/page.html
             Request("http://site.local/wiki/Käyttäjä:"), middleware
         )
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason="issue 10 item 2: pending middleware step (robots_parsed sent with "
-        "send_catch_log, and with a robots.txt request, not the triggering one)",
-    )
     @coroutine_test
     async def test_robotstxt_emits_robots_parsed_signal(self):
         crawler = self._get_successful_crawler()
@@ -125,11 +120,6 @@ Disallow: /some/randome/page.html
         c2 = middleware.process_request(Request("http://site.local/allowed2"))
         await asyncio.gather(c1, c2)
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason="issue 10 item 3: pending middleware step (process_request returns None, "
-        "not an awaitable)",
-    )
     @coroutine_test
     async def test_robotstxt_ready_parser(self):
         middleware = build_from_crawler(
@@ -138,11 +128,6 @@ Disallow: /some/randome/page.html
         await self.assertNotIgnored(Request("http://site.local/allowed"), middleware)
         await self.assertNotIgnored(Request("http://site.local/allowed"), middleware)
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason="issue 10 item 3: pending middleware step (process_request returns None, "
-        "not an awaitable)",
-    )
     @coroutine_test
     async def test_robotstxt_meta(self):
         middleware = build_from_crawler(
@@ -174,11 +159,6 @@ Disallow: /some/randome/page.html
         crawler.engine.download_async.side_effect = return_response
         return crawler
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason="issue 10 item 3: pending middleware step (process_request returns None, "
-        "not an awaitable)",
-    )
     @coroutine_test
     async def test_robotstxt_garbage(self):
         # garbage response should be discarded, equal 'allow all'
@@ -203,11 +183,6 @@ Disallow: /some/randome/page.html
         crawler.engine.download_async.side_effect = return_response
         return crawler
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason="issue 10 item 3: pending middleware step (process_request returns None, "
-        "not an awaitable)",
-    )
     @coroutine_test
     async def test_robotstxt_empty_response(self):
         # empty response should equal 'allow all'
@@ -292,11 +267,6 @@ Disallow: /some/randome/page.html
         middleware = build_from_crawler(RobotsTxtMiddleware, crawler)
         await self.assertIgnored(Request("http://site.local/allowed"), middleware)
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason="issue 10 item 3: pending middleware step (process_request returns None, "
-        "not an awaitable)",
-    )
     @coroutine_test
     async def test_robotstxt_local_file(self):
         middleware = build_from_crawler(

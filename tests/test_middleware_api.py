@@ -1,0 +1,160 @@
+"""The middleware as Scrapy users meet it: settings refused at startup, stats, log lines.
+
+Issues 10.6, 10.7, 11.3 and 11.5; robot_parser and the awaitable process_request are in
+tests/test_middleware_download.py and Scrapy's own suites (tests/scrapy_suites).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+from _crawl import run_crawl
+from _servers import ScriptedServer
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.test import get_crawler
+from test_middleware_basic import MIDDLEWARE, settings
+from twisted.internet.error import ConnectionRefusedError, DNSLookupError, TimeoutError
+
+from scrapy_rep import RobotsTxtMiddleware
+from scrapy_rep._cache import OriginCache, OriginState
+from scrapy_rep._events import Events
+from scrapy_rep._fetch import describe_failure
+from scrapy_rep._policy import Fetch, Limits, record
+from scrapy_rep._seen import SeenFingerprints
+
+ORIGIN = "http://example.com"
+
+
+def middleware(**extra: Any) -> RobotsTxtMiddleware:
+    return RobotsTxtMiddleware.from_crawler(get_crawler(settings_dict={**MIDDLEWARE, **extra}))
+
+
+# -- ROBOTSTXT_PARSER (issue 10.6) ------------------------------------------------------------
+
+
+def test_another_robotstxt_parser_is_refused_saying_what_to_change() -> None:
+    with pytest.raises(ValueError) as refused:
+        middleware(ROBOTSTXT_PARSER="scrapy.robotstxt.PythonRobotParser")
+    message = str(refused.value)
+    assert "ROBOTSTXT_PARSER='scrapy.robotstxt.PythonRobotParser' is not used" in message
+    assert "remove the setting or set it to 'scrapy_rep.RobotParser'" in message
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        None,  # Scrapy's default (Protego), i.e. never set by the project
+        "scrapy.robotstxt.ProtegoRobotParser",
+        "scrapy_rep.RobotParser",  # what the add-on sets
+        "scrapy_rep.adapter.RobotParser",
+    ],
+)
+def test_our_parser_or_scrapys_default_is_accepted(value: str | None) -> None:
+    extra = {} if value is None else {"ROBOTSTXT_PARSER": value}
+    assert isinstance(middleware(**extra), RobotsTxtMiddleware)
+
+
+def test_obey_false_is_not_configured_without_a_message() -> None:
+    # Scrapy logs "Disabled …: <message>" at WARNING for a NotConfigured with a message, on
+    # every run; its own robots.txt middleware raises it bare, and so does ours (issue 11.5).
+    with pytest.raises(NotConfigured) as disabled:
+        middleware(ROBOTSTXT_OBEY=False)
+    assert disabled.value.args == ()
+
+
+# -- counting disallowed requests (issues 10.7, 11.3) -----------------------------------------
+
+
+def test_a_disallowed_link_is_counted_and_logged_once(http_server: ScriptedServer) -> None:
+    http_server.robots("User-agent: *\nDisallow: /no/\n")
+    disallowed = [f"/no/{i}" for i in range(4)]
+    pages = [f"/page/{i}" for i in range(3)]
+    http_server.links("/page/start", pages + disallowed)
+    for page in pages:
+        http_server.links(page, [*disallowed, "/page/start"])
+    result = run_crawl(
+        [http_server.url("/page/start")], settings(LOG_LEVEL="DEBUG"), follow_links=True
+    )
+    assert sorted(result.responses) == sorted(http_server.url(p) for p in ["/page/start", *pages])
+    # 4 distinct URLs seen 16 times: as Scrapy's built-in (after the dupefilter) counts them.
+    lines = [line for line in result.log.splitlines() if "Forbidden by robots.txt" in line]
+    assert len(lines) == 4, lines
+    assert sorted(line.split("<GET ")[1].split(">")[0] for line in lines) == sorted(
+        http_server.url(p) for p in disallowed
+    )
+    assert result.stat("robotstxt/forbidden") == 4
+    assert result.stat("robotstxt/forbidden_before_schedule") == 4
+    assert result.stat("robotstxt/forbidden_duplicate") == 12
+    assert http_server.count("/no/0") == 0
+
+
+def test_remembered_fingerprints_are_bounded() -> None:
+    seen = SeenFingerprints(size=3)
+    assert [seen.add(bytes([i])) for i in range(3)] == [True, True, True]
+    assert seen.add(b"\x00") is False  # seen; now the most recent
+    assert seen.add(b"\x03") is True  # the bound: the least recently seen (\x01) goes
+    assert len(seen) == 3
+    assert seen.add(b"\x00") is False
+    assert seen.add(b"\x01") is True
+
+
+# -- log lines as sentences (issue 11.5) -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("error", "text"),
+    [
+        (ConnectionRefusedError(), "connection refused"),
+        (TimeoutError(), "timed out"),
+        (DNSLookupError("no.such.host"), "DNS lookup failed: no.such.host"),
+        (OSError("disk on fire"), "OSError: disk on fire"),
+    ],
+)
+def test_failures_read_as_words(error: Exception, text: str) -> None:
+    assert describe_failure(error) == text
+
+
+class _Stats(dict[str, int]):
+    """Scrapy's StatsCollector as far as Events uses it."""
+
+    def inc_value(self, key: str, count: int = 1) -> None:
+        self[key] = self.get(key, 0) + count
+
+
+def resolved_line(
+    fetch: Fetch, body: bytes | None, caplog: pytest.LogCaptureFixture, **kwargs: bool
+) -> str:
+    limits = Limits()
+    cache = OriginCache(limits, 10, None)
+    entry = record(None, fetch, 1000.0, limits)
+    state: OriginState = cache.install(ORIGIN, entry, cache.parse(entry, body, None), 1000.0)
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="scrapy_rep"):
+        Events(_Stats(), lambda: None).resolved(
+            state,
+            None,
+            1000.0 + 3600,
+            from_store=kwargs.get("from_store", False),
+            waiting=kwargs.get("waiting", False),
+        )
+    return "\n".join(record.getMessage() for record in caplog.records)
+
+
+def test_log_lines_read_as_sentences(caplog: pytest.LogCaptureFixture) -> None:
+    one = resolved_line(Fetch("ok", 200), b"User-agent: *\nDisallow: /a\n", caplog)
+    assert one == f"robots.txt of {ORIGIN}: 1 rule (status 200); next fetch in 23h"
+    two = resolved_line(Fetch("ok", 200), b"User-agent: *\nDisallow: /a\nDisallow: /b\n", caplog)
+    assert f"{ORIGIN}: 2 rules (status 200)" in two
+    none = resolved_line(Fetch("no_robots", 404), None, caplog)
+    assert none == (
+        f"robots.txt of {ORIGIN}: no robots.txt (status 404): everything allowed; next fetch in 23h"
+    )
+    stored = resolved_line(Fetch("ok", 200), b"", caplog, from_store=True)
+    assert "(read from the robots.txt store, fetched 1h ago)" in stored
+    down = resolved_line(Fetch("unreachable", error="connection refused"), None, caplog)
+    assert f"robots.txt of {ORIGIN} is unreachable (connection refused)" in down
+    assert "unreachable (connection refused): nothing of it is downloaded for now" in down
+    assert "holding" not in down.lower()
+    assert "no_robots" not in none and "rules" not in one
