@@ -84,6 +84,7 @@ OURS: dict[str, Any] = {
     "DOWNLOADER_MIDDLEWARES": {
         "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
         "scrapy_rep.RobotsTxtMiddleware": 100,
+        "scrapy_rep.RobotsTxtGuard": 950,
     },
 }
 BASELINE = "ROBOTSTXT_OBEY=False"

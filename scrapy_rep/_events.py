@@ -45,6 +45,18 @@ RECOVERED = "robotstxt/recovered"
 STALE_SERVED = "robotstxt/stale_served"
 CRAWL_DELAY_APPLIED = "robotstxt/crawl_delay_applied"
 
+# Giving up on an origin when the crawl has nothing else to do (REP_GIVE_UP_AFTER).
+GAVE_UP = "robotstxt/gave_up"
+
+
+def give_up_reason(origin: str, failures: int, error: str | None) -> str:
+    return (
+        f"robots.txt of {origin} failed {failures} times in a row ({error or 'server error'}) "
+        "and nothing else is left to crawl; its requests are not downloaded (SPEC B2: "
+        "disallowed while unreachable). Set REP_GIVE_UP_AFTER=0 to keep retrying up to "
+        "REP_HOLD_TIMEOUT"
+    )
+
 
 class Events:
     def __init__(self, stats: Any, spider: Callable[[], object]) -> None:
@@ -81,6 +93,10 @@ class Events:
         logger.warning(
             "Dropped %d request(s) for %s: %s", count, origin, reason, extra=self._extra()
         )
+
+    def gave_up(self, origin: str, count: int, reason: str) -> None:
+        self._stats.inc_value(GAVE_UP)
+        self.dropped(origin, count, reason)
 
     def release_failed(self, request: Request, error: BaseException) -> None:
         self._stats.inc_value(RELEASE_FAILED)

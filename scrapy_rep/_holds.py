@@ -160,6 +160,23 @@ class Holds:
                 for waiter in waiters:
                     waiter.errback(IgnoreRequest(reason))
 
+    def give_up(self, reason: Callable[[str], str | None]) -> None:
+        """The crawl has nothing else to do: if every origin still waited for has a give-up
+        ``reason`` (``Resolver.given_up``), drop its requests now instead of at the timeout.
+        """
+        if self._unsent:
+            return
+        reasons = {origin: reason(origin) for origin in {*self._held, *self._waiting}}
+        if not reasons or None in reasons.values():
+            return
+        for origin, why in reasons.items():
+            assert why is not None
+            held = self._held.pop(origin, [])
+            waiters = self._waiting.pop(origin, [])
+            self._events.gave_up(origin, len(held) + len(waiters), why)
+            for waiter, _since in waiters:
+                waiter.errback(IgnoreRequest(why))
+
     def let_go(self) -> None:
         """The crawl closes: let every waiting request go now (may be called again)."""
         self._closed = True

@@ -5,6 +5,7 @@
 - ``retry_delay(failures, status, retry_after, now, limits)``: when to try again.
 - ``record(entry, fetch, now, limits)``: the origin's next ``Entry`` after a fetch.
 - ``serving(entry, now, limits)``: what the origin's requests get right now.
+- ``given_up(entry, now, limits)``: may a crawl with nothing else to do stop waiting for it?
 
 An ``Entry`` is what the store keeps per origin (``StoredRobots.meta``, see
 ``Entry.to_meta`` for the JSON layout; the robots.txt body of the good copy is
@@ -27,6 +28,7 @@ __all__ = [
     "Limits",
     "Serving",
     "classify",
+    "given_up",
     "lifetime",
     "parse_retry_after",
     "record",
@@ -57,6 +59,8 @@ class Limits:
     retry_delay: float = 30.0
     retry_fast_delay: float = 5.0
     retry_max_delay: float = 600.0
+    #: Server errors in a row after which an idle crawl stops waiting (0: never).
+    give_up_after: int = 3
 
 
 def classify(status: int) -> Status:
@@ -323,3 +327,17 @@ def serving(entry: Entry, now: float, limits: Limits) -> Serving:
     if now >= allow_from:
         return Serving("allow", "allow_all", refresh_at=retry_at, valid_until=math.inf)
     return Serving("hold", "unreachable", refresh_at=retry_at, valid_until=allow_from)
+
+
+def given_up(entry: Entry | None, now: float, limits: Limits) -> bool:
+    """May a crawl with nothing else to do drop the requests waiting for this origin?
+
+    SPEC B2 keeps the origin disallowed while its robots.txt fails, and that stays true: its
+    requests are dropped (with a reason), never downloaded. What this adds is when a crawl
+    stops *waiting*: after ``give_up_after`` server errors in a row with no good copy to
+    serve, the remaining retries would only keep an otherwise finished crawl open. The
+    stored entry is not changed, so a later crawl retries and the 30-day clock runs on.
+    """
+    if limits.give_up_after <= 0 or entry is None or entry.outcome != "unreachable":
+        return False
+    return entry.failures >= limits.give_up_after and serving(entry, now, limits).kind == "hold"

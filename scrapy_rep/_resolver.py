@@ -14,9 +14,9 @@ from twisted.internet import task
 from twisted.internet.defer import Deferred, fail, inlineCallbacks, maybeDeferred, succeed
 from twisted.python.failure import Failure
 
-from scrapy_rep._events import REFRESH, STORE_HIT
+from scrapy_rep._events import REFRESH, STORE_HIT, give_up_reason
 from scrapy_rep._origin import robots_url
-from scrapy_rep._policy import Entry, Fetch, Limits, record, serving
+from scrapy_rep._policy import Entry, Fetch, Limits, given_up, record, serving
 from scrapy_rep.store import RobotsStore, StoredRobots
 
 if TYPE_CHECKING:
@@ -97,6 +97,15 @@ class Resolver:
 
     def busy(self) -> bool:
         return bool(self._resolving)
+
+    def given_up(self, origin: str) -> str | None:
+        """Why an idle crawl may stop waiting for ``origin`` (``_policy.given_up``), or None."""
+        state = self._cache.peek(origin)
+        if origin in self._resolving or state is None:
+            return None
+        if not given_up(state.entry, self._clock.seconds(), self._limits):
+            return None
+        return give_up_reason(origin, state.entry.failures, state.entry.error)
 
     def state(self, origin: str, now: float, trigger: Request | None) -> OriginState | None:
         """The origin's state if known here; starts a refresh when one is due."""

@@ -69,6 +69,7 @@ class MiddlewareSettings:
             retry_delay=_seconds(settings, "REP_RETRY_DELAY", 30.0),
             retry_fast_delay=_seconds(settings, "REP_RETRY_FAST_DELAY", 5.0),
             retry_max_delay=_seconds(settings, "REP_RETRY_MAX_DELAY", 600.0),
+            give_up_after=_attempts(settings, "REP_GIVE_UP_AFTER", 3),
         )
         if limits.cache_min_lifetime > limits.cache_max_lifetime:
             raise ValueError(
@@ -152,6 +153,15 @@ def _count(settings: BaseSettings, name: str, default: int) -> int:
     if not 1 <= size < float("inf") or size != int(size):
         raise ValueError(f"{name} must be a whole number >= 1, got {settings.get(name)!r}")
     return int(size)
+
+
+def _attempts(settings: BaseSettings, name: str, default: int) -> int:
+    count = _number(settings, name, default)
+    if not 0 <= count < float("inf") or count != int(count):
+        raise ValueError(
+            f"{name} must be a whole number >= 0 (0: never), got {settings.get(name)!r}"
+        )
+    return int(count)
 
 
 def _string(settings: BaseSettings, name: str, default: str) -> str:

@@ -378,6 +378,8 @@ class RobotsTxtMiddleware:
     # -- crawl lifecycle ------------------------------------------------------
 
     def _on_idle(self, spider: Spider | None = None) -> None:
+        # Nothing else to do: stop waiting for origins that keep failing (REP_GIVE_UP_AFTER).
+        self._holds.give_up(self._resolver.given_up)
         if self._holds.busy() or self._resolver.busy():
             raise DontCloseSpider
 

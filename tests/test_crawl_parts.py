@@ -27,7 +27,7 @@ from scrapy_rep._cache import OriginCache, OriginState
 from scrapy_rep._events import Events
 from scrapy_rep._holds import Holds
 from scrapy_rep._jobdir import JobdirJournal
-from scrapy_rep._policy import Fetch, Limits
+from scrapy_rep._policy import Entry, Fetch, Limits
 from scrapy_rep._resolver import Resolver
 from scrapy_rep._settings import MiddlewareSettings
 from scrapy_rep.store import MemoryStore, StoredRobots
@@ -425,6 +425,8 @@ def test_memory_store_evicts_least_recently_used_and_expired_entries() -> None:
         ("REP_MEMORY_STORE_SIZE", float("inf")),
         ("REP_STORE_PREFIX", 3),
         ("REP_STORE", 3),
+        ("REP_GIVE_UP_AFTER", -1),
+        ("REP_GIVE_UP_AFTER", 2.5),
     ],
 )
 def test_one_validator_rejects_every_bad_rep_setting(name: str, value: object) -> None:
@@ -437,3 +439,43 @@ def test_store_and_lease_defaults() -> None:
     assert config.lease_ttl == 30
     assert config.store.url == "memory://"
     assert config.store.memory_size == 10000
+    assert config.limits.give_up_after == 3
+
+
+def test_idle_crawl_gives_up_after_the_failures_and_keeps_the_unreachable_entry() -> None:
+    parts = Parts(*[error(500)] * 10)
+    parts.hold()
+    waiter = parts.holds.wait(ORIGIN)
+    parts.advance(31)  # two failures: not yet
+    parts.holds.give_up(parts.resolver.given_up)
+    assert parts.holds.busy() and not waiter.called
+    parts.advance(60)  # the third failure, at 90 s
+    parts.holds.give_up(parts.resolver.given_up)
+    assert "failed 3 times in a row (HTTP 500)" in str(failure_of(waiter))
+    assert parts.stats["robotstxt/gave_up"] == 1
+    assert parts.stats["robotstxt/held_dropped"] == 2
+    assert not parts.holds.busy() and parts.crawled == []
+    parts.advance(600)
+    assert parts.fetcher.times == [0, 30, 90]  # nothing waits: no more fetches
+    # The store keeps "unreachable since START" (not "no robots.txt"): a later crawl retries
+    # and the 30-day clock runs on.
+    stored: list[StoredRobots | None] = []
+    parts.store.get(ORIGIN).addCallback(stored.append)
+    assert stored[0] is not None
+    entry = Entry.from_meta(stored[0].meta)
+    assert entry is not None and entry.outcome == "unreachable"
+    assert (entry.failures, entry.unreachable_since, entry.good) == (3, START, None)
+
+
+def test_no_give_up_while_another_origin_is_waited_for_or_when_disabled() -> None:
+    parts = Parts(*[error(500)] * 10)
+    parts.hold()
+    parts.holds.hold("http://b.test", Request("http://b.test/page"))  # not resolved yet
+    parts.advance(91)
+    parts.holds.give_up(parts.resolver.given_up)
+    assert parts.stats["robotstxt/gave_up"] == 0
+    disabled = Parts(*[error(500)] * 10, limits=replace(LIMITS, give_up_after=0))
+    disabled.hold()
+    disabled.advance(91)
+    disabled.holds.give_up(disabled.resolver.given_up)
+    assert disabled.stats["robotstxt/gave_up"] == 0 and disabled.holds.busy()

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 import pytest
 
 from scrapy_rep._policy import (
     Entry,
     Fetch,
+    Good,
     Limits,
     classify,
+    given_up,
     lifetime,
     parse_retry_after,
     record,
@@ -195,3 +198,15 @@ def test_meta_round_trip() -> None:
 )
 def test_unreadable_meta_is_ignored(meta: dict[str, object]) -> None:
     assert Entry.from_meta(meta) is None
+
+
+def test_given_up_after_the_failures_only_while_holding() -> None:
+    failing = Entry(fetched_at=100.0, outcome="unreachable", failures=3, unreachable_since=0.0)
+    assert given_up(failing, 100.0, LIMITS)
+    assert not given_up(replace(failing, failures=2), 100.0, LIMITS)
+    assert not given_up(failing, 100.0, replace(LIMITS, give_up_after=0))
+    # Unreachable past REP_UNREACHABLE_ALLOW_AFTER serves "allow": nothing is held.
+    assert not given_up(failing, 31 * 86400.0, LIMITS)
+    good = Good("ok", fetched_at=0.0, expires_at=86400.0, status=200)
+    assert not given_up(replace(failing, good=good), 100.0, LIMITS)
+    assert not given_up(None, 100.0, LIMITS)
