@@ -7,8 +7,9 @@ DOWNLOADER_MIDDLEWARES, Scrapy's robots.txt middleware set to None,
 The façade wiring the parts to Scrapy (README "How it is built"); each part has one job and
 takes its time from the clock it is given: ``_cache`` (known origins, LRU), ``_resolver``
 (store, lease, fetch, retries; the one place deciding "fetch now?"), ``_holds`` (requests
-waiting for robots.txt), ``_jobdir`` (held requests across runs), ``_events`` (stats and log
-lines), ``_compat`` (Scrapy-version differences), ``_settings`` (every REP_* setting).
+waiting for robots.txt), ``_held`` (where held requests live: memory, JOBDIR, the fleet's
+Redis), ``_events`` (stats and log lines), ``_compat`` (Scrapy-version differences),
+``_settings`` (every REP_* setting).
 
 How a request travels:
 
@@ -49,8 +50,8 @@ from scrapy_rep._events import (
     Events,
 )
 from scrapy_rep._fetch import Fetcher
+from scrapy_rep._held import open_held
 from scrapy_rep._holds import Holds
-from scrapy_rep._jobdir import HELD_FILE, JobdirJournal
 from scrapy_rep._origin import origin as url_origin
 from scrapy_rep._origin import robots_url
 from scrapy_rep._resolver import Resolver
@@ -65,7 +66,7 @@ if TYPE_CHECKING:
     from scrapy_rep._clock import Clock
     from scrapy_rep.robotstxt import RobotsTxt
 
-__all__ = ["HELD_FILE", "OriginReport", "RobotsTxtMiddleware"]
+__all__ = ["OriginReport", "RobotsTxtMiddleware"]
 
 #: Meta key set on requests the gate let through to the scheduler: the generation of the
 #: origin state that allowed them (see ``OriginState.generation``).
@@ -94,17 +95,13 @@ class RobotsTxtMiddleware:
         self._events = Events(crawler.stats, lambda: crawler.spider)
         crawl_delay = self._crawl_delay_of if config.crawl_delay else None
         self._cache = OriginCache(config.limits, config.parsed_cache_size, crawl_delay)
-        jobdir = crawler.settings.get("JOBDIR")
-        self._journal = (
-            JobdirJournal(jobdir, lambda: crawler.spider, self._events) if jobdir else None
-        )
+        self._config = config
         self._hold_timeout = config.hold_timeout
         self._holds = Holds(
             clock=clock,
             events=self._events,
             hold_timeout=config.hold_timeout,
             crawl=self._crawl,
-            journal=self._journal,
             drop_reason=self._drop_reason,
             close_requested=lambda: _compat.close_requested(crawler.engine),
             on_close_requested=self._let_go,
@@ -277,16 +274,19 @@ class RobotsTxtMiddleware:
     # -- crawl lifecycle ------------------------------------------------------
 
     def _on_idle(self, spider: Spider | None = None) -> None:
-        if self._holds.busy() or self._resolver.busy():
+        # pending_elsewhere: another fleet process holds requests that come here if it dies.
+        if self._holds.busy() or self._resolver.busy() or self._holds.pending_elsewhere():
             raise DontCloseSpider
 
     def _on_opened(self, spider: Spider) -> None:
-        if self._journal is None:
-            return
-        requests = self._journal.restore()
-        if requests:
-            self._events.restored(len(requests))
-            self._clock.callLater(0, self._holds.resend, requests)
+        held = open_held(
+            self.crawler,
+            spider,
+            clock=self._clock,
+            on_adopted=self._holds.adopted,
+            config=self._config,
+        )
+        self._holds.open(held)
 
     def _let_go(self) -> None:
         """The crawl is closing: no more fetches, and every waiting request is let go now."""

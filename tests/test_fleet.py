@@ -82,7 +82,6 @@ def test_fleet_ends_and_a_member_stopped_midway_empties_nothing(
     assert "fleet:dupefilter" in fleet.redis_keys()
 
 
-@pytest.mark.xfail(strict=True, reason="durable holds not wired yet")
 def test_kill_9_of_a_member_holding_requests_loses_none(
     server_factory: Callable[[], ScriptedServer], redis_server: RedisServer, tmp_path: Path
 ) -> None:

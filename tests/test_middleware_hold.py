@@ -89,9 +89,9 @@ def test_held_requests_survive_a_stopped_job(
         interrupt=Interrupt(up, "/page/", 3),
     )
     assert first.stat("robotstxt/held_persisted") == 2
-    assert (jobdir / "robotstxt-held.pickle").exists()
+    assert (jobdir / "robotstxt-held.sqlite3").exists()
     assert down.count("/page/", prefix=True) == 0
-    assert "Saved 2 request(s) held for robots.txt" in first.log
+    assert "2 request(s) held for robots.txt stay in" in first.log
 
     down.route("/robots.txt", Reply.text("User-agent: *\nDisallow: /page/2\n"))
     second = run_crawl([], settings(JOBDIR=str(jobdir)))
@@ -99,7 +99,7 @@ def test_held_requests_survive_a_stopped_job(
     assert down.count("/page/1") == 1
     assert down.count("/page/2") == 0
     assert second.stat("robotstxt/forbidden_before_schedule") == 1
-    assert not (jobdir / "robotstxt-held.pickle").exists()
+    assert not (jobdir / "robotstxt-held.sqlite3").exists()
 
 
 def test_queued_requests_of_a_resumed_job_wait_outside_the_downloader(
