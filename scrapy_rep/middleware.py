@@ -20,8 +20,9 @@ How a request travels:
   robots.txt is answered, to pass the gate once more. Held requests have not been seen by
   the dupefilter yet.
 - **Final gate** (``process_request``): robots.txt may have changed since the request was
-  scheduled; requests that never were scheduled (``engine.download`` callers) are checked
-  here too, waiting for an unknown origin outside ``Downloader.active``.
+  scheduled; requests that never were scheduled (``engine.download`` callers) and requests
+  another fleet process (or an earlier run) allowed are checked here too, waiting for an
+  unknown origin outside ``Downloader.active``.
 
 Public API for tools (``scrapy robots``): ``middleware.resolve(url) -> Deferred[OriginReport]``.
 """
@@ -179,14 +180,18 @@ class RobotsTxtMiddleware:
             # The gate allowed it in this process and the origin's state was evicted from the
             # LRU since: nothing newer is known here.
             return None
-        if gated is not None:
-            # It passed the gate but its origin is not known any more (or not yet, after a
-            # JOBDIR resume): back to the gate, which holds it without a downloader slot.
-            # The dupefilter already saw it once.
+        if gated is not None and state is not None:
+            # It passed the gate, and its origin became unknown or unreachable since: back to
+            # the gate, which holds it (durably) without a downloader slot. The dupefilter
+            # already saw it once.
             request.dont_filter = True
             del request.meta[_GATED]
             self._events.count(RESCHEDULED)
             return request
+        # Not known here: an engine.download caller, or a request another fleet process (or
+        # an earlier run of this JOBDIR) allowed. It waits off Downloader.active while the
+        # resolver reads the shared store (a fetch only if the store has nothing), rather than
+        # going through this process's gate and the queue again.
         waiter = self._holds.wait(origin)
         self._resolver.demand(origin)
         return self._check_later(waiter, request)

@@ -100,6 +100,7 @@ class DurableHeld:
         self.inner = MemoryHeld()
         self.failing_takes = 0
         self.closed = False
+        self.elsewhere = False
 
     def add(self, origin: str, request: Request) -> None:
         self.inner.add(origin, request)
@@ -118,6 +119,9 @@ class DurableHeld:
 
     def close(self) -> None:
         self.closed = True
+
+    def pending_elsewhere(self) -> bool:
+        return self.elsewhere
 
 
 class Parts:
@@ -428,6 +432,17 @@ def test_adopted_requests_go_through_this_process_gate() -> None:
     parts.clock.advance(0)
     assert parts.crawled == [adopted]
     assert parts.stats["robotstxt/held_restored"] == 0
+
+
+def test_work_held_by_another_fleet_process_is_seen_only_through_a_fleet_place() -> None:
+    parts = Parts()
+    assert not parts.holds.pending_elsewhere()  # MemoryHeld: no fleet
+    held_place = DurableHeld()
+    parts.holds.open(held_place)
+    assert not parts.holds.pending_elsewhere()
+    held_place.elsewhere = True  # what RedisHeld answers while another owner holds requests
+    assert parts.holds.pending_elsewhere()
+    assert not parts.holds.busy()  # nothing of its own: only spider_idle keeps it open
 
 
 def test_a_failed_take_leaves_the_requests_until_the_place_names_them_again() -> None:
