@@ -175,11 +175,13 @@ class Holds:
                 del self._since[origin]
             else:
                 self._since[origin] = times[old:]
-            # ``take`` returns oldest first: the first ``old`` are the expired ones.
+            # ``take`` returns oldest first: the first ``old`` are the expired ones. (A take
+            # that failed returns them later, through ``adopted``: they pass the gate again.)
             requests = self._held.take(origin)
             for request in requests[old:]:
                 self._held.add(origin, request)
-            self._events.dropped(origin, len(requests[:old]), self._drop_reason(origin))
+            if requests[:old]:
+                self._events.dropped(origin, len(requests[:old]), self._drop_reason(origin))
         for origin in list(self._waiting):
             waiters = _take_older(self._waiting, origin, deadline)
             if waiters:
