@@ -13,7 +13,9 @@ multi-origin site on 127.0.0.1. Scenarios, each on a fresh server and site:
 
 Columns: allowed pages lost (never fetched), refetches beyond a page's first fetch (scrapy-redis
 start URLs are ``dont_filter``: one refetch each is theirs), robots.txt requests per origin,
-disallowed pages fetched, seconds to the last member's exit.
+disallowed pages fetched, requests a member sent back through its gate and the queue because
+another member had allowed them (``robotstxt/rescheduled``, all members), seconds to the last
+member's exit.
 """
 
 from __future__ import annotations
@@ -99,12 +101,13 @@ def run(name: str, origins: int, pages: int) -> None:
             else:
                 site = Site.build(factory, origins, pages, page_delay=0.1)
                 fleet = ctrl_c(Path(tmp), redis_server, site, persist=name == "ctrl-c")
-            fleet.wait(timeout=300)
+            results = fleet.wait(timeout=300)
             elapsed = time.monotonic() - started
             robots = dict(sorted(Counter(site.robots_fetches()).items()))
             print(
                 f"| {name} | {len(site.allowed())} | {len(site.lost())} | {site.refetched()} "
-                f"| {robots} | {site.private_fetches()} | {elapsed:.1f} |"
+                f"| {robots} | {site.private_fetches()} "
+                f"| {sum(r.stat('robotstxt/rescheduled') or 0 for r in results)} | {elapsed:.1f} |"
             )
         finally:
             gate.set()
@@ -116,10 +119,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--origins", type=int, default=8)
     parser.add_argument("--pages", type=int, default=15)
+    scenarios = ("ctrl-c", "ctrl-c, no persist", "kill -9 holder")
+    parser.add_argument("--scenario", choices=scenarios, action="append")
     args = parser.parse_args()
-    print("| scenario | allowed | lost | refetched | robots.txt/origin: origins | private | s |")
-    print("|---|---|---|---|---|---|---|")
-    for name in ("ctrl-c", "ctrl-c, no persist", "kill -9 holder"):
+    print(
+        "| scenario | allowed | lost | refetched | robots.txt/origin: origins | private "
+        "| rescheduled | s |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for name in args.scenario or scenarios:
         run(name, args.origins, args.pages)
 
 

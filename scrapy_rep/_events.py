@@ -194,46 +194,16 @@ class Events:
             extra=self._extra(),
         )
 
-    def closed_with_held(self, lost: int, persisted: int, where: str | None, jobdir: bool) -> None:
+    def closed_with_held(self, lost: int) -> None:
+        """The crawl closed with ``lost`` requests held in memory only (no durable place)."""
         if lost:
             self._stats.inc_value(HELD_DROPPED_ON_CLOSE, lost)
             logger.warning(
-                "Crawl closed with %d request(s) held for robots.txt; they were not downloaded%s",
+                "Crawl closed with %d request(s) held for robots.txt; they were not downloaded "
+                "(set JOBDIR, or a Redis REP_STORE, to keep them for the next run)",
                 lost,
-                "" if jobdir else " (set JOBDIR to resume them with the job)",
                 extra=self._extra(),
             )
-        if persisted:
-            self._stats.inc_value(HELD_PERSISTED, persisted)
-            logger.info(
-                "Saved %d request(s) held for robots.txt to %s; they resume with the job",
-                persisted,
-                where,
-                extra=self._extra(),
-            )
-
-    def not_saved(self, request: Request, error: BaseException) -> None:
-        logger.warning(
-            "Held request %s cannot be saved to JOBDIR: %s", request, error, extra=self._extra()
-        )
-
-    def not_restored(self, error: BaseException) -> None:
-        self._stats.inc_value(HELD_DROPPED_ON_CLOSE)
-        logger.warning(
-            "A request held for robots.txt when the job stopped cannot be restored: %s",
-            error,
-            extra=self._extra(),
-        )
-
-    def unreadable_file(self, path: object, error: BaseException, moved_to: object) -> None:
-        logger.warning(
-            "The requests held for robots.txt when the job stopped are lost: %s is unreadable "
-            "(%s); moved aside to %s",
-            path,
-            error,
-            moved_to,
-            extra=self._extra(),
-        )
 
     def restored(self, count: int) -> None:
         self._stats.inc_value(HELD_RESTORED, count)

@@ -4,26 +4,31 @@ Two kinds wait here (SPEC B2: an origin whose robots.txt is unknown or unreachab
 disallowed for now, so nothing of it is downloaded):
 
 - *held* requests, taken by the gate before they reached the scheduler: they take no slot
-  anywhere and are sent back to the scheduler (``crawl``) when their origin is resolved;
+  anywhere, live in a ``HeldRequests`` place (``_held``: memory, ``<JOBDIR>`` file or the
+  fleet's Redis, durable from the moment they are held until released) and are sent back to
+  the scheduler (``crawl``) when their origin is resolved;
 - *waiters*: ``engine.download`` callers waiting in process_request (a Deferred each).
 
-Both are dropped, with a stat and a logged reason, after REP_HOLD_TIMEOUT. When the crawl is
-asked to close, everything is let go at once: waiters fail with ``IgnoreRequest``, held
-requests go to the ``HoldJournal`` (JOBDIR) or are counted as dropped. Re-scheduling is done
-one request at a time: one that fails (a scheduler backend down) stays and is tried again on
-the next tick, so no request is lost and no error escapes.
+Both are dropped, with a stat and a logged reason, after REP_HOLD_TIMEOUT (the "held since"
+times stay here, in memory). When the crawl is asked to close, everything is let go at once:
+waiters fail with ``IgnoreRequest``; held requests stay where they are durable (resumed by
+the next run, or adopted by a live fleet process) or are counted as dropped. Re-scheduling
+is done one request at a time: one that fails (a scheduler backend down) is held again and
+tried on the next tick, so no request is lost and no error escapes.
 """
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from scrapy.exceptions import IgnoreRequest
 from twisted.internet import task
 from twisted.internet.defer import Deferred
 
-from scrapy_rep._events import HELD, RELEASED
+from scrapy_rep._events import HELD, HELD_PERSISTED, RELEASED
+from scrapy_rep._held import HeldRequests, MemoryHeld
 
 if TYPE_CHECKING:
     from scrapy.http import Request
@@ -32,26 +37,9 @@ if TYPE_CHECKING:
     from scrapy_rep._clock import Clock
     from scrapy_rep._events import Events
 
-__all__ = ["HoldJournal", "Holds"]
+__all__ = ["Holds"]
 
 T = TypeVar("T")
-
-
-class HoldJournal(Protocol):
-    """Where held requests outlive the process (the JOBDIR file today, ``_jobdir.py``).
-
-    A disk- or Redis-queue-backed journal slots in here: it may write each request as it is
-    held, as long as ``save`` and ``restore`` keep their meaning.
-    """
-
-    #: Where requests are kept, for log lines.
-    location: str
-
-    def save(self, requests: list[Request]) -> list[Request]:
-        """Keep ``requests`` for the next run; returns those that could not be kept."""
-
-    def restore(self) -> list[Request]:
-        """The requests kept by an earlier run (and forget them)."""
 
 
 class Holds:
@@ -62,37 +50,65 @@ class Holds:
         events: Events,
         hold_timeout: float,
         crawl: Callable[[Request], object],
-        journal: HoldJournal | None,
         drop_reason: Callable[[str], str],
         close_requested: Callable[[], bool],
         on_close_requested: Callable[[], None],
+        held: HeldRequests | None = None,
     ) -> None:
         self._clock = clock
         self._events = events
         self._timeout = hold_timeout
         self._crawl = crawl
-        self._journal = journal
         self._drop_reason = drop_reason
         self._close_requested = close_requested
         self._on_close_requested = on_close_requested
-        # Per origin: (request, held since).
-        self._held: dict[str, list[tuple[Request, float]]] = {}
+        # Memory until the spider opens and ``open`` gives the crawl's own place.
+        self._held: HeldRequests = held if held is not None else MemoryHeld()
+        # Per origin: when each of its held requests was held (oldest first).
+        self._since: dict[str, list[float]] = {}
         self._waiting: dict[str, list[tuple[Deferred[OriginState], float]]] = {}
-        # Released requests the scheduler did not take yet (re-sent on every tick).
-        self._unsent: list[Request] = []
+        # Origins whose held requests go to the scheduler on the next tick: restored from an
+        # earlier run, adopted from a dead fleet process, or not taken by the scheduler.
+        self._pending: set[str] = set()
         self._closed = False
         self._tick = task.LoopingCall(self.tick)
         self._tick.clock = cast(Any, clock)
 
+    def open(self, held: HeldRequests) -> None:
+        """Use ``held`` (opened when the spider opens); what an earlier run left there goes
+        back to the scheduler, through the gate again."""
+        self._held = held
+        count = len(held)
+        if count and not self._pending:  # pending already: adopted, counted as such
+            self._events.restored(count)
+        self._pending.update(held.origins())
+        if self._pending:
+            self._clock.callLater(0, self._send_pending)
+
+    def adopted(self, available: dict[str, int]) -> None:
+        """Requests became this process's to release (a dead fleet process's, or left in the
+        store by a failed ``take``): through this process's own gate."""
+        self._pending.update(available)
+        self._clock.callLater(0, self._send_pending)
+
     def wanted(self, origin: str) -> bool:
         """Do requests (held, or waiting in process_request) wait for ``origin``?"""
-        return bool(self._held.get(origin) or self._waiting.get(origin))
+        return bool(self._since.get(origin) or self._waiting.get(origin))
 
     def busy(self) -> bool:
-        return bool(self._held or self._waiting or self._unsent)
+        return bool(len(self._held) or self._waiting or self._pending)
+
+    def pending_elsewhere(self) -> bool:
+        """Do other fleet processes hold requests that may come to this one?"""
+        elsewhere: Callable[[], bool] | None = getattr(self._held, "pending_elsewhere", None)
+        return elsewhere is not None and elsewhere()
 
     def hold(self, origin: str, request: Request) -> None:
-        self._held.setdefault(origin, []).append((request, self._clock.seconds()))
+        if self._closed:
+            self._events.dropped(origin, 1, self._closing_reason(origin))
+            return
+        self._held.add(origin, request)
+        self._since.setdefault(origin, []).append(self._clock.seconds())
         self._events.count(HELD)
         self._start_tick()
 
@@ -108,39 +124,41 @@ class Holds:
 
     def release(self, origin: str, state: OriginState) -> None:
         """``origin`` is resolved: waiters get its state, held requests go to the scheduler."""
-        held = self._held.pop(origin, [])
         for waiter, _since in self._waiting.pop(origin, []):
             waiter.callback(state)
-        self._unsent.extend(request for request, _since in held)
-        self._send()
+        self._send(origin)
 
-    def _send(self) -> None:
-        unsent, self._unsent = self._unsent, []
+    def _send(self, origin: str) -> None:
+        """Take ``origin``'s held requests and send them to the scheduler one by one."""
+        self._since.pop(origin, None)
+        self._pending.discard(origin)
+        if self._closed:
+            return
         sent = 0
-        for request in unsent:
+        for request in self._held.take(origin):
             try:
                 self._crawl(request)
             except Exception as exc:
                 self._events.release_failed(request, exc)
-                self._unsent.append(request)
+                # Held again (durably, where the place is): tried again on the next tick.
+                self._held.add(origin, request)
+                self._pending.add(origin)
                 self._start_tick()
             else:
                 sent += 1
         if sent:
             self._events.count(RELEASED, sent)
 
-    def resend(self, requests: list[Request]) -> None:
-        """Send requests restored from an earlier run to the scheduler (as released ones)."""
-        self._unsent.extend(requests)
-        self._send()
+    def _send_pending(self) -> None:
+        for origin in sorted(self._pending):
+            self._send(origin)
 
     def tick(self) -> None:
         """Periodically: notice a close being asked, retry unsent requests, expire old ones."""
         if self._close_requested():
             self._on_close_requested()
             return
-        if self._unsent:
-            self._send()
+        self._send_pending()
         self.expire()
         if not self.busy() and self._tick.running:
             self._tick.stop()
@@ -148,10 +166,22 @@ class Holds:
     def expire(self) -> None:
         """Drop what waited longer than REP_HOLD_TIMEOUT (with a stat and a logged reason)."""
         deadline = self._clock.seconds() - self._timeout
-        for origin in list(self._held):
-            gone = _take_older(self._held, origin, deadline)
-            if gone:
-                self._events.dropped(origin, len(gone), self._drop_reason(origin))
+        for origin in list(self._since):
+            times = self._since[origin]
+            old = bisect.bisect_right(times, deadline)
+            if not old:
+                continue
+            if old == len(times):
+                del self._since[origin]
+            else:
+                self._since[origin] = times[old:]
+            # ``take`` returns oldest first: the first ``old`` are the expired ones. (A take
+            # that failed returns them later, through ``adopted``: they pass the gate again.)
+            requests = self._held.take(origin)
+            for request in requests[old:]:
+                self._held.add(origin, request)
+            if requests[:old]:
+                self._events.dropped(origin, len(requests[:old]), self._drop_reason(origin))
         for origin in list(self._waiting):
             waiters = _take_older(self._waiting, origin, deadline)
             if waiters:
@@ -164,14 +194,15 @@ class Holds:
         """The crawl has nothing else to do: if every origin still waited for has a give-up
         ``reason`` (``Resolver.given_up``), drop its requests now instead of at the timeout.
         """
-        if self._unsent:
+        if self._pending:
             return
-        reasons = {origin: reason(origin) for origin in {*self._held, *self._waiting}}
+        reasons = {origin: reason(origin) for origin in {*self._since, *self._waiting}}
         if not reasons or None in reasons.values():
             return
         for origin, why in reasons.items():
             assert why is not None
-            held = self._held.pop(origin, [])
+            self._since.pop(origin, None)
+            held = self._held.take(origin)
             waiters = self._waiting.pop(origin, [])
             self._events.gave_up(origin, len(held) + len(waiters), why)
             for waiter, _since in waiters:
@@ -179,6 +210,8 @@ class Holds:
 
     def let_go(self) -> None:
         """The crawl closes: let every waiting request go now (may be called again)."""
+        if self._closed:
+            return
         self._closed = True
         if self._tick.running:
             self._tick.stop()
@@ -186,18 +219,13 @@ class Holds:
         for origin, waiters in waiting.items():
             for waiter, _since in waiters:
                 waiter.errback(IgnoreRequest(self._closing_reason(origin)))
-        held = [request for items in self._held.values() for request, _since in items]
-        held += self._unsent
-        self._held, self._unsent = {}, []
-        if not held:
-            return
-        lost = self._journal.save(held) if self._journal is not None else held
-        self._events.closed_with_held(
-            len(lost),
-            len(held) - len(lost),
-            self._journal.location if self._journal is not None else None,
-            jobdir=self._journal is not None,
-        )
+        self._since, self._pending = {}, set()
+        if isinstance(self._held, MemoryHeld):
+            self._events.closed_with_held(len(self._held))
+        elif len(self._held):
+            # Durable ones stay (the place logs where and counts those only in memory).
+            self._events.count(HELD_PERSISTED, len(self._held))
+        self._held.close()
 
     def _closing_reason(self, origin: str) -> str:
         return f"robots.txt of {origin} not known when the crawl closed"

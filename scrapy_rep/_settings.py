@@ -55,6 +55,7 @@ class MiddlewareSettings:
     parsed_cache_size: int
     lease_ttl: float
     lease_poll_interval: float
+    held_owner_ttl: float
     store: StoreOptions
 
     @classmethod
@@ -85,6 +86,9 @@ class MiddlewareSettings:
             # by one TTL at most.
             lease_ttl=_positive(settings, "REP_LEASE_TTL", 30.0),
             lease_poll_interval=_positive(settings, "REP_LEASE_POLL_INTERVAL", 0.5),
+            # Seconds after a fleet process's last heartbeat before a live one adopts the
+            # requests it held (Redis REP_STORE only).
+            held_owner_ttl=_positive(settings, "REP_HELD_OWNER_TTL", 30.0),
             store=store_options(
                 settings, keep_for=max(limits.stale_max_age, limits.unreachable_allow_after)
             ),

@@ -7,8 +7,9 @@ DOWNLOADER_MIDDLEWARES, Scrapy's robots.txt middleware set to None,
 The façade wiring the parts to Scrapy (README "How it is built"); each part has one job and
 takes its time from the clock it is given: ``_cache`` (known origins, LRU), ``_resolver``
 (store, lease, fetch, retries; the one place deciding "fetch now?"), ``_holds`` (requests
-waiting for robots.txt), ``_jobdir`` (held requests across runs), ``_events`` (stats and log
-lines), ``_compat`` (Scrapy-version differences), ``_settings`` (every REP_* setting).
+waiting for robots.txt), ``_held`` (where held requests live: memory, JOBDIR, the fleet's
+Redis), ``_events`` (stats and log lines), ``_compat`` (Scrapy-version differences),
+``_settings`` (every REP_* setting).
 
 How a request travels:
 
@@ -19,9 +20,10 @@ How a request travels:
   robots.txt is answered, to pass the gate once more. Held requests have not been seen by
   the dupefilter yet.
 - **Final gate** (``process_request``): robots.txt may have changed since the request was
-  scheduled; requests that never were scheduled (``engine.download`` callers) are checked
-  here too, waiting for an unknown origin outside ``Downloader.active``. On Scrapy >= 2.14 it
-  is ``async def`` like Scrapy's own; before, it returns None or a Deferred like Scrapy's own.
+  scheduled; requests that never were scheduled (``engine.download`` callers) and requests
+  another fleet process (or an earlier run) allowed are checked here too, waiting for an
+  unknown origin outside ``Downloader.active``. On Scrapy >= 2.14 it is ``async def`` like
+  Scrapy's own; before, it returns None or a Deferred like Scrapy's own.
 
 Public API for tools (``scrapy robots``) and subclasses: ``middleware.resolve(url) ->
 Deferred[OriginReport]`` and, as Scrapy's middleware has, ``robot_parser(request)``.
@@ -55,8 +57,8 @@ from scrapy_rep._events import (
     Events,
 )
 from scrapy_rep._fetch import Fetcher
+from scrapy_rep._held import open_held
 from scrapy_rep._holds import Holds
-from scrapy_rep._jobdir import HELD_FILE, JobdirJournal
 from scrapy_rep._origin import origin as url_origin
 from scrapy_rep._resolver import Resolver
 from scrapy_rep._seen import SeenFingerprints
@@ -72,7 +74,7 @@ if TYPE_CHECKING:
 
     from scrapy_rep._clock import Clock
 
-__all__ = ["HELD_FILE", "OriginReport", "RobotsTxtMiddleware"]
+__all__ = ["OriginReport", "RobotsTxtMiddleware"]
 
 #: Meta key set on requests the gate let through to the scheduler: the generation of the
 #: origin state that allowed them (see ``OriginState.generation``).
@@ -113,17 +115,13 @@ class RobotsTxtMiddleware:
         self._hold_announced: set[str] = set()
         crawl_delay = self._crawl_delay_of if config.crawl_delay else None
         self._cache = OriginCache(config.limits, config.parsed_cache_size, crawl_delay)
-        jobdir = crawler.settings.get("JOBDIR")
-        self._journal = (
-            JobdirJournal(jobdir, lambda: crawler.spider, self._events) if jobdir else None
-        )
+        self._config = config
         self._hold_timeout = config.hold_timeout
         self._holds = Holds(
             clock=clock,
             events=self._events,
             hold_timeout=config.hold_timeout,
             crawl=self._crawl,
-            journal=self._journal,
             drop_reason=self._drop_reason,
             close_requested=lambda: _compat.close_requested(crawler.engine),
             on_close_requested=self._let_go,
@@ -231,14 +229,18 @@ class RobotsTxtMiddleware:
             # The gate allowed it in this process and the origin's state was evicted from the
             # LRU since: nothing newer is known here.
             return None
-        if gated is not None:
-            # It passed the gate but its origin is not known any more (or not yet, after a
-            # JOBDIR resume): back to the gate, which holds it without a downloader slot.
-            # The dupefilter already saw it once.
+        if gated is not None and state is not None:
+            # It passed the gate, and its origin became unknown or unreachable since: back to
+            # the gate, which holds it (durably) without a downloader slot. The dupefilter
+            # already saw it once.
             request.dont_filter = True
             del request.meta[_GATED]
             self._events.count(RESCHEDULED)
             return request
+        # Not known here: an engine.download caller, or a request another fleet process (or
+        # an earlier run of this JOBDIR) allowed. It waits off Downloader.active while the
+        # resolver reads the shared store (a fetch only if the store has nothing), rather than
+        # going through this process's gate and the queue again.
         waiter = self._holds.wait(origin)
         self._waits(origin, state, request)
         return self._check_later(waiter, request)
@@ -380,16 +382,19 @@ class RobotsTxtMiddleware:
     def _on_idle(self, spider: Spider | None = None) -> None:
         # Nothing else to do: stop waiting for origins that keep failing (REP_GIVE_UP_AFTER).
         self._holds.give_up(self._resolver.given_up)
-        if self._holds.busy() or self._resolver.busy():
+        # pending_elsewhere: another fleet process holds requests that come here if it dies.
+        if self._holds.busy() or self._resolver.busy() or self._holds.pending_elsewhere():
             raise DontCloseSpider
 
     def _on_opened(self, spider: Spider) -> None:
-        if self._journal is None:
-            return
-        requests = self._journal.restore()
-        if requests:
-            self._events.restored(len(requests))
-            self._clock.callLater(0, self._holds.resend, requests)
+        held = open_held(
+            self.crawler,
+            spider,
+            clock=self._clock,
+            on_adopted=self._holds.adopted,
+            config=self._config,
+        )
+        self._holds.open(held)
 
     def _let_go(self) -> None:
         """The crawl is closing: no more fetches, and every waiting request is let go now."""

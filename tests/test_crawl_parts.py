@@ -8,11 +8,9 @@ the parts; what only a crawl can show is in ``test_middleware_*.py``).
 from __future__ import annotations
 
 import logging
-import pickle
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,8 +23,8 @@ from twisted.python.failure import Failure
 
 from scrapy_rep._cache import OriginCache, OriginState
 from scrapy_rep._events import Events
+from scrapy_rep._held import MemoryHeld
 from scrapy_rep._holds import Holds
-from scrapy_rep._jobdir import JobdirJournal
 from scrapy_rep._policy import Entry, Fetch, Limits
 from scrapy_rep._resolver import Resolver
 from scrapy_rep._settings import MiddlewareSettings
@@ -94,18 +92,36 @@ class FlakyStore(MemoryStore):
         return self._call(super().acquire_lease, origin, owner, ttl)
 
 
-class Journal:
-    location = "the test journal"
+class DurableHeld:
+    """A durable ``HeldRequests`` stand-in (memory inside); its next ``take`` can fail as
+    RedisHeld's does (nothing returned, the requests stay for a later ``on_adopted``)."""
 
     def __init__(self) -> None:
-        self.saved: list[Request] = []
+        self.inner = MemoryHeld()
+        self.failing_takes = 0
+        self.closed = False
+        self.elsewhere = False
 
-    def save(self, requests: list[Request]) -> list[Request]:
-        self.saved.extend(requests)
-        return []
+    def add(self, origin: str, request: Request) -> None:
+        self.inner.add(origin, request)
 
-    def restore(self) -> list[Request]:
-        return []
+    def take(self, origin: str) -> list[Request]:
+        if self.failing_takes:
+            self.failing_takes -= 1
+            return []
+        return self.inner.take(origin)
+
+    def origins(self) -> list[str]:
+        return self.inner.origins()
+
+    def __len__(self) -> int:
+        return len(self.inner)
+
+    def close(self) -> None:
+        self.closed = True
+
+    def pending_elsewhere(self) -> bool:
+        return self.elsewhere
 
 
 class Parts:
@@ -117,7 +133,7 @@ class Parts:
         limits: Limits = LIMITS,
         hold_timeout: float = 900.0,
         store: MemoryStore | None = None,
-        journal: Journal | None = None,
+        held: DurableHeld | None = None,
         crawl: Callable[[Request], None] | None = None,
     ) -> None:
         self.clock = task.Clock()
@@ -134,7 +150,7 @@ class Parts:
             events=events,
             hold_timeout=hold_timeout,
             crawl=crawl or self.crawled.append,
-            journal=journal,
+            held=held,
             drop_reason=lambda origin: f"robots.txt of {origin} unreachable",
             close_requested=lambda: self.close_asked,
             on_close_requested=self.let_go,
@@ -350,8 +366,8 @@ def test_release_failure_keeps_the_request_and_retries_it() -> None:
 
 
 def test_close_lets_everything_go_at_once() -> None:
-    journal = Journal()
-    parts = Parts(*[error(500)] * 10, journal=journal)
+    held_place = DurableHeld()
+    parts = Parts(*[error(500)] * 10, held=held_place)
     held = parts.hold()
     waiter = parts.holds.wait(ORIGIN)
     parts.close_asked = True
@@ -359,45 +375,89 @@ def test_close_lets_everything_go_at_once() -> None:
     closed = failure_of(waiter)
     assert isinstance(closed, IgnoreRequest)
     assert str(closed) == f"robots.txt of {ORIGIN} not known when the crawl closed"
-    assert journal.saved == [held]
+    # Still where it is durable, for the next run (or a live fleet process).
+    assert held_place.closed
+    assert held_place.inner.take(ORIGIN) == [held]
     assert parts.stats["robotstxt/held_persisted"] == 1
+    assert parts.stats["robotstxt/held_dropped_on_close"] == 0
     parts.advance(120)
     assert parts.fetcher.times == [0]  # no retry after the close
     late = parts.holds.wait(ORIGIN)
     assert isinstance(failure_of(late), IgnoreRequest)
+    parts.holds.hold(ORIGIN, Request(ORIGIN + "/late"))
+    assert parts.stats["robotstxt/held_dropped"] == 1  # not silently lost either
 
 
-def test_close_without_journal_counts_held_requests_as_dropped() -> None:
+def test_close_without_a_durable_place_counts_held_requests_as_dropped() -> None:
     parts = Parts(error(500))
     parts.hold("/1"), parts.hold("/2")
     parts.let_go()
+    parts.let_go()  # the close signal after a close request: counted once
     assert parts.stats["robotstxt/held_dropped_on_close"] == 2
 
 
-def test_jobdir_journal_round_trip_is_atomic(tmp_path: Path) -> None:
-    events = Events(Stats(), lambda: None)
-    journal = JobdirJournal(str(tmp_path / "job"), lambda: None, events)
-    requests = [Request(ORIGIN + "/1"), Request(ORIGIN + "/2", meta={"k": 1})]
-    assert journal.save(requests) == []
-    assert sorted(p.name for p in (tmp_path / "job").iterdir()) == ["robotstxt-held.pickle"]
-    restored = journal.restore()
-    assert [(r.url, r.meta) for r in restored] == [(ORIGIN + "/1", {}), (ORIGIN + "/2", {"k": 1})]
-    assert journal.restore() == []  # read once
+def test_expiry_drops_only_what_was_held_longer_than_the_timeout() -> None:
+    held_place = DurableHeld()
+    parts = Parts(*[error(503)] * 20, hold_timeout=10, held=held_place)
+    parts.hold("/old")
+    parts.advance(6)
+    young = parts.hold("/young")
+    parts.advance(5)
+    assert parts.stats["robotstxt/held_dropped"] == 1
+    assert held_place.inner.origins() == [ORIGIN]
+    assert [r.url for r in held_place.inner.take(ORIGIN)] == [young.url]
 
 
-@pytest.mark.parametrize("content", [b"", b"\x80\x04torn", pickle.dumps({"not": "a list"})])
-def test_unreadable_jobdir_file_is_a_warning_not_a_failed_start(
-    tmp_path: Path, content: bytes, caplog: pytest.LogCaptureFixture
-) -> None:
-    path = tmp_path / "robotstxt-held.pickle"
-    path.write_bytes(content)
-    journal = JobdirJournal(str(tmp_path), lambda: None, Events(Stats(), lambda: None))
-    assert journal.restore() == []
-    assert f"{path} is unreadable" in caplog.text
-    assert "are lost" in caplog.text
-    assert not path.exists()
-    assert (tmp_path / "robotstxt-held.pickle.unreadable").read_bytes() == content
-    assert journal.restore() == []  # the next start is clean
+def test_open_sends_what_an_earlier_run_held_back_through_the_gate() -> None:
+    held_place = DurableHeld()
+    earlier = [Request(ORIGIN + "/1"), Request("http://b.test/2")]
+    held_place.add(ORIGIN, earlier[0])
+    held_place.add("http://b.test", earlier[1])
+    parts = Parts()
+    parts.holds.open(held_place)
+    assert parts.crawled == []  # on the next reactor turn, not inside spider_opened
+    parts.clock.advance(0)
+    assert parts.crawled == earlier
+    assert parts.stats["robotstxt/held_restored"] == 2
+    assert parts.stats["robotstxt/released"] == 2
+    assert len(held_place) == 0 and not parts.holds.busy()
+
+
+def test_adopted_requests_go_through_this_process_gate() -> None:
+    held_place = DurableHeld()
+    parts = Parts()
+    parts.holds.open(held_place)
+    adopted = Request("http://dead.test/1")
+    held_place.add("http://dead.test", adopted)  # what RedisHeld's heartbeat adopts
+    parts.holds.adopted({"http://dead.test": 1})
+    parts.clock.advance(0)
+    assert parts.crawled == [adopted]
+    assert parts.stats["robotstxt/held_restored"] == 0
+
+
+def test_work_held_by_another_fleet_process_is_seen_only_through_a_fleet_place() -> None:
+    parts = Parts()
+    assert not parts.holds.pending_elsewhere()  # MemoryHeld: no fleet
+    held_place = DurableHeld()
+    parts.holds.open(held_place)
+    assert not parts.holds.pending_elsewhere()
+    held_place.elsewhere = True  # what RedisHeld answers while another owner holds requests
+    assert parts.holds.pending_elsewhere()
+    assert not parts.holds.busy()  # nothing of its own: only spider_idle keeps it open
+
+
+def test_a_failed_take_leaves_the_requests_until_the_place_names_them_again() -> None:
+    held_place = DurableHeld()
+    parts = Parts(ok(), held=held_place)
+    held_place.failing_takes = 1
+    held = parts.hold("/1")
+    parts.advance(1)
+    assert parts.state() is not None
+    assert parts.crawled == []  # the take failed: still in the place, not lost
+    assert len(held_place) == 1
+    parts.holds.adopted({ORIGIN: 1})  # the next good heartbeat names it again
+    parts.clock.advance(0)
+    assert parts.crawled == [held]
 
 
 def test_memory_store_evicts_least_recently_used_and_expired_entries() -> None:
@@ -419,6 +479,8 @@ def test_memory_store_evicts_least_recently_used_and_expired_entries() -> None:
     [
         ("REP_STORE_TIMEOUT", True),
         ("REP_LEASE_TTL", True),
+        ("REP_HELD_OWNER_TTL", 0),
+        ("REP_HELD_OWNER_TTL", "soon"),
         ("REP_STORE_TIMEOUT", 0),
         ("REP_MEMORY_STORE_SIZE", 0),
         ("REP_MEMORY_STORE_SIZE", 1.5),

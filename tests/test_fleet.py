@@ -71,8 +71,9 @@ def test_fleet_ends_and_a_member_stopped_midway_empties_nothing(
     reasons = {m.name: r.reason for m, r in zip(fleet.members, results, strict=True)}
     assert reasons.pop(stopped.name) == "shutdown"
     assert list(reasons.values()) == ["finished", "finished"]
-    # Requests the stopped member held at that moment are lost today (counted); none else.
-    assert len(site.lost()) <= stopped.result().stat("robotstxt/held_dropped_on_close")
+    # Requests the stopped member held at that moment stayed in Redis and were adopted.
+    assert site.lost() == []
+    assert stopped.result().stat("robotstxt/held_dropped_on_close") == 0
     assert site.private_fetches() == 0
     assert site.robots_fetches() == [1] * len(site.servers)
     # Only scrapy-redis's start requests (dont_filter) are fetched a second time, when a link
@@ -82,7 +83,6 @@ def test_fleet_ends_and_a_member_stopped_midway_empties_nothing(
     assert "fleet:dupefilter" in fleet.redis_keys()
 
 
-@pytest.mark.xfail(strict=True, reason="durable holds not wired yet")
 def test_kill_9_of_a_member_holding_requests_loses_none(
     server_factory: Callable[[], ScriptedServer], redis_server: RedisServer, tmp_path: Path
 ) -> None:

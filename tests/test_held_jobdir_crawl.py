@@ -5,14 +5,12 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
-import pytest
 from _crawl import run_crawl
 from _servers import Reply, ScriptedServer
 from test_middleware_basic import settings
 from test_multiprocess_redis import spawn_crawl
 
 
-@pytest.mark.xfail(strict=True, reason="durable holds not wired yet")
 def test_kill_9_while_holding_then_resume_fetches_every_held_request(
     http_server: ScriptedServer, http_server2: ScriptedServer, tmp_path: Path
 ) -> None:
