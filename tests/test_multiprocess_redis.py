@@ -132,12 +132,6 @@ def test_lease_of_a_killed_fetcher_lapses_and_another_process_fetches(
     assert slow.count("/page/private") == 0
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="RedisHeld keeps requests held before Redis died only in Redis: their take fails "
-    "and they wait for Redis to answer again, so the crawl does not end (needs an in-memory "
-    "copy in RedisHeld, issue 12)",
-)
 def test_redis_killed_mid_crawl_the_crawl_completes_in_memory(
     server_factory: Callable[..., ScriptedServer], redis_server: RedisServer
 ) -> None:

@@ -25,6 +25,7 @@ the next heartbeat that reaches Redis (``on_adopted`` names the origin again).
 from __future__ import annotations
 
 import logging
+import os
 import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, cast
@@ -89,7 +90,13 @@ class RedisHeld:
         self._durable: dict[str, int] = {}
         self._durable_total = 0
         self._retake: set[str] = set()
-        self._seq = 0
+        # This process's own requests stored in Redis, by origin and number: a take that
+        # Redis cannot answer returns these, so a Redis outage never strands a request here
+        # (the Redis copies, when it answers again, are skipped by number).
+        self._mirror: dict[str, dict[int, Request]] = {}
+        self._released: dict[str, set[int]] = {}
+        # A random start makes this owner's numbers unlike an adopted owner's.
+        self._seq = int.from_bytes(os.urandom(4), "big") << 20
         self._down_until = 0.0
         self._down = False
         self._heartbeat = task.LoopingCall(self.beat)
@@ -188,10 +195,11 @@ class RedisHeld:
             return
         self._recovered()
         self._count(origin, 1)
+        self._mirror.setdefault(origin, {})[seq] = request
 
     def take(self, origin: str) -> list[Request]:
         durable: list[tuple[int, Request]] = []
-        if self._durable.get(origin):
+        if self._durable.get(origin) or origin in self._released:
             try:
                 items = cast(
                     "list[bytes]",
@@ -200,11 +208,17 @@ class RedisHeld:
             except Exception as exc:  # still in Redis: named again by the next good heartbeat
                 self._failed(exc)
                 self._retake.add(origin)
-                items = []
+                # Released from this process's copies now; adopted ones wait for Redis.
+                mirror = self._mirror.pop(origin, {})
+                self._released.setdefault(origin, set()).update(mirror)
+                self._count(origin, -len(mirror))
+                durable = sorted(mirror.items(), key=lambda item: item[0])
             else:
                 self._recovered()
                 self._count(origin, -self._durable.get(origin, 0))
-                durable = self._load_all(items)
+                self._mirror.pop(origin, None)
+                released = self._released.pop(origin, set())
+                durable = [item for item in self._load_all(items) if item[0] not in released]
         return self._spill.merge(origin, durable)
 
     def origins(self) -> list[str]:
