@@ -6,15 +6,16 @@ Scrapy no longer needs it.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
+from scrapy.http import Request
 from scrapy.utils import defer as _scrapy_defer
 from scrapy.utils.defer import deferred_from_coro
 from twisted.internet.defer import Deferred, succeed
 
 if TYPE_CHECKING:
-    from scrapy.http import Request
     from scrapy.signalmanager import SignalManager
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "close_requested",
     "downloader_slot",
     "leave_active",
+    "process_request",
     "rejoin_active",
     "send_robots_parsed",
 ]
@@ -32,6 +34,36 @@ __all__ = [
 #: ``async def`` too, so ``await super().process_request(...)`` always works. Scrapy 2.11 to
 #: 2.13 expect None or a Deferred, as their own middleware returns (and their test suite checks).
 ASYNC_MIDDLEWARE: bool = hasattr(_scrapy_defer, "ensure_awaitable")
+
+#: What a final gate returns: None (download it), a Request (to the scheduler again), or a
+#: coroutine waiting for robots.txt (raising IgnoreRequest if the answer is no).
+FinalGate = Callable[[Any, Request], Coroutine[Any, Any, None] | Request | None]
+
+
+def process_request(final_gate: FinalGate) -> Callable[..., Any]:
+    """``final_gate`` as a downloader middleware's ``process_request`` for this Scrapy.
+
+    ``async def`` on Scrapy >= 2.14 (see ASYNC_MIDDLEWARE); before, None, a Request or a
+    Deferred, as Scrapy 2.11's own returns.
+    """
+    if ASYNC_MIDDLEWARE:
+
+        async def awaitable(self: Any, request: Request, spider: Any = None) -> Request | None:
+            result = final_gate(self, request)
+            if result is None or isinstance(result, Request):
+                return result
+            await result
+            return None
+
+        return awaitable
+
+    def deferred(self: Any, request: Request, spider: Any = None) -> Any:
+        result = final_gate(self, request)
+        if result is None or isinstance(result, Request):
+            return result
+        return deferred_from_coro(result)
+
+    return deferred
 
 
 def downloader_slot(engine: Any, request: Request) -> Any:

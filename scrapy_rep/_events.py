@@ -11,12 +11,14 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from scrapy_rep._seen import BoundedSet
+
 if TYPE_CHECKING:
     from scrapy.http import Request
 
     from scrapy_rep._cache import OriginState
 
-__all__ = ["Events", "duration"]
+__all__ = ["Events", "duration", "give_up_reason", "hold_timeout_reason"]
 
 logger = logging.getLogger("scrapy_rep.middleware")
 
@@ -58,11 +60,20 @@ def give_up_reason(origin: str, failures: int, error: str | None) -> str:
     )
 
 
+def hold_timeout_reason(origin: str, hold_timeout: float, error: str | None) -> str:
+    return (
+        f"robots.txt of {origin} could not be fetched within REP_HOLD_TIMEOUT="
+        f"{hold_timeout:g}s ({error or 'no answer yet'})"
+    )
+
+
 class Events:
     def __init__(self, stats: Any, spider: Callable[[], object]) -> None:
         self._stats = stats
         self._spider = spider
         self._store_down = False
+        # Origins whose waiting requests were announced (``holding``), until answered.
+        self._announced: BoundedSet[str] = BoundedSet()
 
     def _extra(self) -> dict[str, object]:
         return {"spider": self._spider()}
@@ -141,6 +152,8 @@ class Events:
         in one line (and nothing says "holding" when nothing is held: the explain command).
         """
         entry, decision = state.entry, state.serving
+        if decision.kind != "hold":
+            self._announced.discard(state.origin)
         failing = entry.outcome == "unreachable"
         was_failing = previous is not None and previous.entry.outcome == "unreachable"
         if failing and not was_failing:
@@ -181,7 +194,12 @@ class Events:
         )
 
     def holding(self, state: OriginState, now: float, hold_timeout: float) -> None:
-        """Requests of an origin whose robots.txt is unreachable wait (once per origin)."""
+        """Requests of an origin whose robots.txt is unreachable wait.
+
+        One line per origin while it stays unreachable (issue 11.2), not one per request.
+        """
+        if not self._announced.add(state.origin):
+            return
         logger.warning(
             "Waiting for the robots.txt of %s (unreachable: %s): its requests are held until it "
             "answers, each for at most %s (REP_HOLD_TIMEOUT=%g; lower it to give up sooner); "

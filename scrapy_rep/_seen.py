@@ -1,38 +1,47 @@
-"""The disallowed requests already reported, by request fingerprint, in bounded memory.
+"""A set in bounded memory: the least recently seen members are forgotten first.
 
-The gate runs on ``request_scheduled``, before the scheduler's dupefilter: a disallowed URL
-linked from every page would otherwise be counted and logged every time it is seen, where
-Scrapy's own middleware (after the dupefilter) sees it once.
+Used for the disallowed requests already reported, by request fingerprint (the gate runs on
+``request_scheduled``, before the scheduler's dupefilter: a disallowed URL linked from every
+page would otherwise be counted and logged every time it is seen, where Scrapy's own
+middleware, after the dupefilter, sees it once), and for the origins whose waiting requests
+were announced.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Hashable
+from typing import Generic, TypeVar
 
-__all__ = ["SEEN_SIZE", "SeenFingerprints"]
+__all__ = ["SEEN_SIZE", "BoundedSet"]
 
-#: Fingerprints remembered (least recently seen forgotten first): 20-byte SHA-1 digests, about
-#: 150 bytes each with the dict's overhead, so about 10 MB at most.
+#: Members remembered: for 20-byte SHA-1 fingerprints, about 150 bytes each with the dict's
+#: overhead, so about 10 MB at most.
 SEEN_SIZE = 65536
 
+K = TypeVar("K", bound=Hashable)
 
-class SeenFingerprints:
-    """A bounded set: ``add`` says whether a fingerprint is new; the oldest are forgotten."""
+
+class BoundedSet(Generic[K]):
+    """``add`` says whether a member is new; the oldest are forgotten beyond ``size``."""
 
     def __init__(self, size: int = SEEN_SIZE) -> None:
         self._size = size
-        self._seen: OrderedDict[bytes, None] = OrderedDict()
+        self._seen: OrderedDict[K, None] = OrderedDict()
 
-    def add(self, fingerprint: bytes) -> bool:
-        """Remember ``fingerprint``; True if it was not remembered already."""
+    def add(self, member: K) -> bool:
+        """Remember ``member``; True if it was not remembered already."""
         seen = self._seen
-        if fingerprint in seen:
-            seen.move_to_end(fingerprint)
+        if member in seen:
+            seen.move_to_end(member)
             return False
-        seen[fingerprint] = None
+        seen[member] = None
         if len(seen) > self._size:
             seen.popitem(last=False)
         return True
+
+    def discard(self, member: K) -> None:
+        self._seen.pop(member, None)
 
     def __len__(self) -> int:
         return len(self._seen)

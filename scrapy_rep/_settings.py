@@ -11,7 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from scrapy.settings import default_settings
+from scrapy.utils.misc import load_object
+
 from scrapy_rep._policy import Limits
+from scrapy_rep.adapter import RobotParser
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -34,6 +38,8 @@ _ENTRY_TTL_MARGIN = _DAY
 #: Origins the default in-memory store keeps (REP_MEMORY_STORE_SIZE), least recently used
 #: evicted: about 10,000 x the median robots.txt size (a few KiB) stays in tens of MiB.
 DEFAULT_MEMORY_STORE_SIZE = 10000
+#: The parser ROBOTSTXT_PARSER may name with the middleware (the add-on sets it).
+_PARSER = "scrapy_rep.RobotParser"
 
 
 @dataclass(frozen=True)
@@ -60,7 +66,9 @@ class MiddlewareSettings:
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> MiddlewareSettings:
-        """Read and check every REP_* knob; a bad value raises ValueError naming it."""
+        """Read and check every REP_* knob and ROBOTSTXT_PARSER; a bad value raises ValueError
+        naming it."""
+        _check_parser_setting(settings.get("ROBOTSTXT_PARSER"))
         limits = Limits(
             cache_lifetime=_seconds(settings, "REP_CACHE_LIFETIME", _DAY),
             cache_min_lifetime=_seconds(settings, "REP_CACHE_MIN_LIFETIME", 60.0),
@@ -93,6 +101,30 @@ class MiddlewareSettings:
                 settings, keep_for=max(limits.stale_max_age, limits.unreachable_allow_after)
             ),
         )
+
+
+def _check_parser_setting(value: object) -> None:
+    """Refuse a ROBOTSTXT_PARSER this middleware would not use (issue 10.6).
+
+    The middleware matches with Google's rules itself (``RobotsTxt``: tokens, Crawl-delay,
+    explanations, the store); another parser could only be honoured by giving all of that up,
+    so a setting naming one is a mistake to be told about rather than silently ignored.
+    Scrapy's default (Protego) is the value of a project that never set it: accepted.
+    """
+    if value is None or value == default_settings.ROBOTSTXT_PARSER:
+        return
+    try:
+        parser = load_object(value) if isinstance(value, str) else value
+    except (ImportError, NameError, ValueError, AttributeError):
+        parser = None
+    if isinstance(parser, type) and issubclass(parser, RobotParser):
+        return
+    raise ValueError(
+        f"ROBOTSTXT_PARSER={value!r} is not used by scrapy_rep.RobotsTxtMiddleware, which "
+        f"applies Google's rules itself: remove the setting or set it to {_PARSER!r} (or, to "
+        "use that parser, remove scrapy_rep's middleware and the add-on and enable Scrapy's "
+        "own RobotsTxtMiddleware)"
+    )
 
 
 def store_options(settings: BaseSettings, *, keep_for: float = 0.0) -> StoreOptions:

@@ -8,8 +8,8 @@ The façade wiring the parts to Scrapy (README "How it is built"); each part has
 takes its time from the clock it is given: ``_cache`` (known origins, LRU), ``_resolver``
 (store, lease, fetch, retries; the one place deciding "fetch now?"), ``_holds`` (requests
 waiting for robots.txt), ``_held`` (where held requests live: memory, JOBDIR, the fleet's
-Redis), ``_events`` (stats and log lines), ``_compat`` (Scrapy-version differences),
-``_settings`` (every REP_* setting).
+Redis), ``_verdict`` (what known rules say of a request), ``_events`` (stats and log lines),
+``_compat`` (Scrapy-version differences), ``_settings`` (every setting, checked).
 
 How a request travels:
 
@@ -22,8 +22,7 @@ How a request travels:
 - **Final gate** (``process_request``): robots.txt may have changed since the request was
   scheduled; requests that never were scheduled (``engine.download`` callers) and requests
   another fleet process (or an earlier run) allowed are checked here too, waiting for an
-  unknown origin outside ``Downloader.active``. On Scrapy >= 2.14 it is ``async def`` like
-  Scrapy's own; before, it returns None or a Deferred like Scrapy's own.
+  unknown origin outside ``Downloader.active``.
 
 Public API for tools (``scrapy robots``) and subclasses: ``middleware.resolve(url) ->
 Deferred[OriginReport]`` and, as Scrapy's middleware has, ``robot_parser(request)``.
@@ -32,37 +31,27 @@ Deferred[OriginReport]`` and, as Scrapy's middleware has, ``robot_parser(request
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Coroutine
+from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
 from scrapy.http import Request
-from scrapy.settings import default_settings
-from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
-from scrapy.utils.misc import load_object
-from scrapy.utils.request import fingerprint as _scrapy_fingerprint
 from twisted.internet.defer import Deferred, maybeDeferred
 
 from scrapy_rep import _compat
 from scrapy_rep._cache import RUN, OriginCache, OriginKeys, OriginReport, OriginState
 from scrapy_rep._checks import settings_tokens
-from scrapy_rep._events import (
-    CRAWL_DELAY_APPLIED,
-    FORBIDDEN_BEFORE_DOWNLOAD,
-    FORBIDDEN_BEFORE_SCHEDULE,
-    FORBIDDEN_DUPLICATE,
-    RESCHEDULED,
-    Events,
-)
+from scrapy_rep._events import RESCHEDULED, Events, hold_timeout_reason
 from scrapy_rep._fetch import Fetcher
 from scrapy_rep._held import open_held
 from scrapy_rep._holds import Holds
 from scrapy_rep._origin import origin as url_origin
 from scrapy_rep._resolver import Resolver
-from scrapy_rep._seen import SeenFingerprints
 from scrapy_rep._settings import MiddlewareSettings
+from scrapy_rep._verdict import Verdicts
 from scrapy_rep.adapter import RobotParser
 from scrapy_rep.robotstxt import RobotsTxt
 from scrapy_rep.store import RobotsStore
@@ -79,8 +68,6 @@ __all__ = ["OriginReport", "RobotsTxtMiddleware"]
 #: Meta key set on requests the gate let through to the scheduler: the generation of the
 #: origin state that allowed them (see ``OriginState.generation``).
 _GATED = "_robotstxt_gated"
-#: The parser ROBOTSTXT_PARSER may name with this middleware (the add-on sets it).
-_PARSER = "scrapy_rep.RobotParser"
 #: Rules that allow nothing: what an unreachable origin's requests get for now (SPEC B2).
 _DISALLOW_ALL = RobotsTxt.parse(b"User-agent: *\nDisallow: /\n")
 
@@ -101,19 +88,12 @@ class RobotsTxtMiddleware:
         self.crawler = crawler
         self._clock = clock
         self._store = store
-        # REP_USER_AGENTS > ROBOTSTXT_USER_AGENT > User-Agent (SPEC C1, C2), decided in one place.
-        self._tokens = settings_tokens(crawler.settings, crawler)
         self._keys = OriginKeys()
         self._events = Events(crawler.stats, lambda: crawler.spider)
-        # Disallowed requests counted and logged already (the gate runs before the dupefilter).
-        self._reported = SeenFingerprints()
-        fingerprinter = getattr(crawler, "request_fingerprinter", None)
-        self._fingerprint: Callable[[Request], bytes] = (
-            fingerprinter.fingerprint if fingerprinter is not None else _scrapy_fingerprint
-        )
-        # Origins whose waiting requests were announced (``_holding``), until answered.
-        self._hold_announced: set[str] = set()
-        crawl_delay = self._crawl_delay_of if config.crawl_delay else None
+        # REP_USER_AGENTS > ROBOTSTXT_USER_AGENT > User-Agent (SPEC C1, C2), decided in one place.
+        tokens = settings_tokens(crawler.settings, crawler)
+        self._verdicts = Verdicts(crawler, tokens, self._events)
+        crawl_delay = self._verdicts.crawl_delay_of if config.crawl_delay else None
         self._cache = OriginCache(config.limits, config.parsed_cache_size, crawl_delay)
         self._config = config
         self._hold_timeout = config.hold_timeout
@@ -148,7 +128,6 @@ class RobotsTxtMiddleware:
             # No message, as Scrapy's own middleware: Scrapy logs "Disabled …" at WARNING for a
             # NotConfigured with one, on every run of a project that does not obey robots.txt.
             raise NotConfigured
-        _check_parser_setting(settings.get("ROBOTSTXT_PARSER"))
         config = MiddlewareSettings.from_settings(settings)
         store = open_configured(config.store)
         middleware = cls(crawler, config, store)
@@ -173,41 +152,8 @@ class RobotsTxtMiddleware:
             self._holds.hold(origin, request)
             self._waits(origin, state, request)
             raise IgnoreRequest("held until robots.txt is known")
-        if state.serving.kind == "rules" and not self._allowed(state, request):
-            # Like the dupefilter this gate runs before: a request seen before is not counted
-            # or logged again (issue 11.3), unless it would pass the dupefilter (dont_filter).
-            if request.dont_filter or self._reported.add(self._fingerprint(request)):
-                self._events.forbidden(
-                    FORBIDDEN_BEFORE_SCHEDULE, request, lambda: self._explain(state, request)
-                )
-            else:
-                self._events.count(FORBIDDEN_DUPLICATE)
-            raise IgnoreRequest("Forbidden by robots.txt")
+        self._verdicts.at_gate(state, request)
         meta[_GATED] = state.generation
-
-    if _compat.ASYNC_MIDDLEWARE:
-
-        async def process_request(
-            self, request: Request, spider: Spider | None = None
-        ) -> Request | None:
-            """The final gate, just before download (awaitable, as Scrapy >= 2.14's own)."""
-            result = self._final_gate(request)
-            if result is None or isinstance(result, Request):
-                return result
-            await result
-            return None
-
-    else:
-
-        def process_request(  # type: ignore[misc]
-            self, request: Request, spider: Spider | None = None
-        ) -> Deferred[None] | Request | None:
-            """The final gate, just before download (None or a Deferred, as Scrapy 2.11's own)."""
-            result = self._final_gate(request)
-            if result is None or isinstance(result, Request):
-                return result
-            waited: Deferred[None] = deferred_from_coro(result)
-            return waited
 
     def _final_gate(self, request: Request) -> Coroutine[Any, Any, None] | Request | None:
         """None (download it), a Request (to the gate again), or a wait for robots.txt."""
@@ -221,9 +167,9 @@ class RobotsTxtMiddleware:
         if state is not None and state.serving.kind != "hold":
             if gated == state.generation:
                 if state.crawl_delay is not None:
-                    self._apply_crawl_delay(request, state.crawl_delay)
+                    self._verdicts.apply_crawl_delay(request, state.crawl_delay)
                 return None
-            self._check(state, request)
+            self._verdicts.at_download(state, request)
             return None
         if state is None and isinstance(gated, int) and gated >> 32 == RUN:
             # The gate allowed it in this process and the origin's state was evicted from the
@@ -245,17 +191,14 @@ class RobotsTxtMiddleware:
         self._waits(origin, state, request)
         return self._check_later(waiter, request)
 
+    #: The final gate, just before download (``async def`` on Scrapy >= 2.14, as its own).
+    process_request = _compat.process_request(_final_gate)
+
     def _waits(self, origin: str, state: OriginState | None, request: Request) -> None:
         """``request`` waits for ``origin``'s robots.txt: fetch it, say why it waits (once)."""
         self._resolver.demand(origin, request)
+        # An origin still being fetched for the first time is not announced (the usual case).
         if state is not None:
-            self._holding(state)
-
-    def _holding(self, state: OriginState) -> None:
-        # One line per origin while it stays unreachable (issue 11.2), not one per request;
-        # an origin still being fetched for the first time is not announced (the usual case).
-        if state.origin not in self._hold_announced:
-            self._hold_announced.add(state.origin)
             self._events.holding(state, self._clock.seconds(), self._hold_timeout)
 
     async def _check_later(self, waiter: Deferred[OriginState], request: Request) -> None:
@@ -268,38 +211,7 @@ class RobotsTxtMiddleware:
         finally:
             if left:
                 _compat.rejoin_active(engine, request)
-        self._check(state, request)
-
-    def _check(self, state: OriginState, request: Request) -> None:
-        if state.crawl_delay is not None:
-            self._apply_crawl_delay(request, state.crawl_delay)
-        if state.serving.kind == "rules" and not self._allowed(state, request):
-            self._events.forbidden(
-                FORBIDDEN_BEFORE_DOWNLOAD, request, lambda: self._explain(state, request)
-            )
-            raise IgnoreRequest("Forbidden by robots.txt")
-
-    def _allowed(self, state: OriginState, request: Request) -> bool:
-        assert state.robots is not None
-        return state.robots.allowed(request.url, self._tokens.for_header(_user_agent(request)))
-
-    def _explain(self, state: OriginState, request: Request) -> tuple[str, str]:
-        assert state.robots is not None
-        decision = state.robots.decide(request.url, self._tokens.for_header(_user_agent(request)))
-        rule = decision.rule
-        where = ""
-        if rule is not None:
-            where = f"{'Allow' if rule.allow else 'Disallow'}: {rule.pattern} (line {rule.line})"
-        return where, decision.reason
-
-    def _crawl_delay_of(self, robots: RobotsTxt) -> float | None:
-        return robots.crawl_delay(self._tokens.default)
-
-    def _apply_crawl_delay(self, request: Request, delay: float) -> None:
-        slot = _compat.downloader_slot(self.crawler.engine, request)
-        if slot is not None and slot.delay < delay:
-            slot.delay = delay
-            self._events.count(CRAWL_DELAY_APPLIED)
+        self._verdicts.at_download(state, request)
 
     # -- wiring the parts -----------------------------------------------------
 
@@ -329,9 +241,9 @@ class RobotsTxtMiddleware:
             return None
         report = await maybe_deferred_to_future(self._resolver.report(origin, request))
         if report.robots is not None:
-            return self._parser(report.robots)
+            return self._verdicts.parser(report.robots)
         if report.outcome == "unreachable":
-            return self._parser(_DISALLOW_ALL)
+            return self._verdicts.parser(_DISALLOW_ALL)
         return None
 
     def _crawl(self, request: Request) -> None:
@@ -342,10 +254,7 @@ class RobotsTxtMiddleware:
     def _drop_reason(self, origin: str) -> str:
         state = self._cache.peek(origin)
         error = state.entry.error if state is not None else None
-        return (
-            f"robots.txt of {origin} could not be fetched within REP_HOLD_TIMEOUT="
-            f"{self._hold_timeout:g}s ({error or 'no answer yet'})"
-        )
+        return hold_timeout_reason(origin, self._hold_timeout, error)
 
     def _announce(
         self,
@@ -358,24 +267,16 @@ class RobotsTxtMiddleware:
         """Log a new state; send ``robots_parsed`` for new rules."""
         waiting = state.serving.kind == "hold" and self._holds.wanted(state.origin)
         self._events.resolved(state, previous, now, from_store=from_store, waiting=waiting)
-        if state.serving.kind != "hold":
-            self._hold_announced.discard(state.origin)
-        elif waiting:
-            self._holding(state)
+        if waiting:
+            self._events.holding(state, now, self._hold_timeout)
         if state.robots is None or (previous is not None and previous.robots is state.robots):
             return
         # As Scrapy's own middleware: async handlers run, with the request whose robots.txt
         # this is. Unlike Scrapy's, the origin's requests do not wait for the handlers: the
         # state must serve the moment it is installed (an LRU of one evicts it otherwise).
         _compat.send_robots_parsed(
-            self.crawler.signals, robotparser=self._parser(state.robots), request=trigger
+            self.crawler.signals, robotparser=self._verdicts.parser(state.robots), request=trigger
         )
-
-    def _parser(self, robots: RobotsTxt) -> RobotParser:
-        """``robots`` behind Scrapy's RobotParser interface, obeying as this crawler's tokens."""
-        parser = RobotParser(b"", self._tokens)
-        parser.robots = robots
-        return parser
 
     # -- crawl lifecycle ------------------------------------------------------
 
@@ -406,31 +307,3 @@ class RobotsTxtMiddleware:
         closed = maybeDeferred(self._store.close)
         closed.addErrback(lambda failure: self._events.store_failed(failure.getErrorMessage()))
         await maybe_deferred_to_future(closed)
-
-
-def _user_agent(request: Request) -> bytes | None:
-    return request.headers.get(b"User-Agent")
-
-
-def _check_parser_setting(value: object) -> None:
-    """Refuse a ROBOTSTXT_PARSER this middleware would not use (issue 10.6).
-
-    The middleware matches with Google's rules itself (``RobotsTxt``: tokens, Crawl-delay,
-    explanations, the store); another parser could only be honoured by giving all of that up,
-    so a setting naming one is a mistake to be told about rather than silently ignored.
-    Scrapy's default (Protego) is the value of a project that never set it: accepted.
-    """
-    if value is None or value == default_settings.ROBOTSTXT_PARSER:
-        return
-    try:
-        parser = load_object(value) if isinstance(value, str) else value
-    except (ImportError, NameError, ValueError, AttributeError):
-        parser = None
-    if isinstance(parser, type) and issubclass(parser, RobotParser):
-        return
-    raise ValueError(
-        f"ROBOTSTXT_PARSER={value!r} is not used by scrapy_rep.RobotsTxtMiddleware, which "
-        f"applies Google's rules itself: remove the setting or set it to {_PARSER!r} (or, to "
-        "use that parser, remove scrapy_rep's middleware and the add-on and enable Scrapy's "
-        "own RobotsTxtMiddleware)"
-    )

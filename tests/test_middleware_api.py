@@ -22,7 +22,7 @@ from scrapy_rep._cache import OriginCache, OriginState
 from scrapy_rep._events import Events
 from scrapy_rep._fetch import describe_failure
 from scrapy_rep._policy import Fetch, Limits, record
-from scrapy_rep._seen import SeenFingerprints
+from scrapy_rep._seen import BoundedSet
 
 ORIGIN = "http://example.com"
 
@@ -91,13 +91,15 @@ def test_a_disallowed_link_is_counted_and_logged_once(http_server: ScriptedServe
 
 
 def test_remembered_fingerprints_are_bounded() -> None:
-    seen = SeenFingerprints(size=3)
+    seen: BoundedSet[bytes] = BoundedSet(size=3)
     assert [seen.add(bytes([i])) for i in range(3)] == [True, True, True]
     assert seen.add(b"\x00") is False  # seen; now the most recent
     assert seen.add(b"\x03") is True  # the bound: the least recently seen (\x01) goes
     assert len(seen) == 3
     assert seen.add(b"\x00") is False
     assert seen.add(b"\x01") is True
+    seen.discard(b"\x01")
+    assert seen.add(b"\x01") is True  # forgotten on purpose: new again
 
 
 # -- log lines as sentences (issue 11.5) -------------------------------------------------------
