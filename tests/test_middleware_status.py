@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import gzip
+from collections.abc import Callable
 
-import pytest
 from _crawl import run_crawl
 from _servers import Reply, ScriptedServer
 from test_middleware_basic import settings
@@ -26,15 +26,18 @@ def assert_everything_allowed(server: ScriptedServer) -> None:
     assert server.count("/page/private") == 1
 
 
-@pytest.mark.parametrize("status", [404, 401, 403, 410])
-def test_4xx_means_no_restrictions(http_server: ScriptedServer, status: int) -> None:
-    http_server.route("/robots.txt", Reply(status, RULES))
-    result = run_crawl(pages(http_server), settings())
-    assert_everything_allowed(http_server)
-    assert result.stat(f"robotstxt/response_status_count/{status}") == 1
-    assert f"robots.txt of {http_server.origin}: no robots.txt (status {status}): everything " in (
-        result.log
-    )
+def test_4xx_means_no_restrictions(server_factory: Callable[..., ScriptedServer]) -> None:
+    statuses = (404, 401, 403, 410)
+    # One origin per status, all in one crawl.
+    servers = [server_factory() for _ in statuses]
+    for server, status in zip(servers, statuses, strict=True):
+        server.route("/robots.txt", Reply(status, RULES))
+    result = run_crawl([url for server in servers for url in pages(server)], settings())
+    for server, status in zip(servers, statuses, strict=True):
+        assert_everything_allowed(server)
+        assert result.stat(f"robotstxt/response_status_count/{status}") == 1
+        line = f"robots.txt of {server.origin}: no robots.txt (status {status}): everything "
+        assert line in result.log
 
 
 def test_429_with_retry_after_then_200(http_server: ScriptedServer) -> None:
@@ -56,35 +59,31 @@ def test_429_with_retry_after_then_200(http_server: ScriptedServer) -> None:
     assert first_page > robots[1].time
 
 
-def test_timeout_is_a_server_error(http_server: ScriptedServer) -> None:
-    http_server.route("/robots.txt", Reply(hang=True), Reply.text(RULES))
-    result = run_crawl(pages(http_server), settings(DOWNLOAD_TIMEOUT=1, REP_RETRY_DELAY=0.2))
-    assert_rules_applied(http_server)
-    assert http_server.count("/robots.txt") == 2
-    names = [k for k in result.stats if k.startswith("robotstxt/exception_count/")]
+def test_timeout_reset_and_truncated_answers_are_server_errors(
+    server_factory: Callable[..., ScriptedServer],
+) -> None:
+    # One origin per failure, all in one crawl: each robots.txt fails once, then answers.
+    hang, reset, truncated = server_factory(), server_factory(), server_factory()
+    hang.route("/robots.txt", Reply(hang=True), Reply.text(RULES))
+    reset.route("/robots.txt", Reply(reset=True), Reply.text(RULES))
+    body = RULES + "#" * 5000
+    truncated.route("/robots.txt", Reply.text(body, truncate_at=100), Reply.text(RULES))
+    servers = (hang, reset, truncated)
+    urls = [url for server in servers for url in pages(server)]
+    result = run_crawl(urls, settings(DOWNLOAD_TIMEOUT=1, REP_RETRY_DELAY=0.2))
+    for server in servers:
+        assert_rules_applied(server)
+        assert server.count("/robots.txt") == 2
+    failures = {k: v for k, v in result.stats.items() if k.startswith("robotstxt/exception_count/")}
     # Scrapy's own key: "<class 'twisted.internet.error.TimeoutError'>", or
     # scrapy.exceptions.DownloadTimeoutError on newer Scrapy.
-    assert len(names) == 1
-    assert names[0].startswith("robotstxt/exception_count/<class '")
-    assert names[0].endswith("TimeoutError'>")
-    assert result.stat("robotstxt/released") == 2
-
-
-def test_connection_reset_is_a_server_error(http_server: ScriptedServer) -> None:
-    http_server.route("/robots.txt", Reply(reset=True), Reply.text(RULES))
-    result = run_crawl(pages(http_server), settings(REP_RETRY_DELAY=0.2))
-    assert_rules_applied(http_server)
-    assert http_server.count("/robots.txt") == 2
-    assert any(k.startswith("robotstxt/exception_count/") for k in result.stats)
-
-
-def test_truncated_response_is_a_server_error(http_server: ScriptedServer) -> None:
-    body = RULES + "#" * 5000
-    http_server.route("/robots.txt", Reply.text(body, truncate_at=100), Reply.text(RULES))
-    result = run_crawl(pages(http_server), settings(REP_RETRY_DELAY=0.2))
-    assert_rules_applied(http_server)
-    assert http_server.count("/robots.txt") == 2
-    assert result.stat("robotstxt/unreachable") == 1
+    timeouts = [k for k in failures if k.endswith("TimeoutError'>")]
+    assert len(timeouts) == 1
+    assert timeouts[0].startswith("robotstxt/exception_count/<class '")
+    assert failures[timeouts[0]] == 1
+    assert sum(failures.values()) == 3  # one per origin
+    assert result.stat("robotstxt/unreachable") == 3
+    assert result.stat("robotstxt/released") == 6
 
 
 def test_refused_connection_holds_then_drops(unused_port: int) -> None:
