@@ -103,19 +103,20 @@ def test_refused_connection_holds_then_drops(unused_port: int) -> None:
     assert f"127.0.0.1:{unused_port}: unreachable (connection refused): nothing of it" in result.log
 
 
-def test_redirect_chain_of_5_is_followed(http_server: ScriptedServer) -> None:
-    http_server.redirect_chain("/robots.txt", 5, final=Reply.text(RULES))
-    result = run_crawl(pages(http_server), settings())
-    assert_rules_applied(http_server)
-    assert http_server.count("/redirect/final") == 1
-    assert result.stat("robotstxt/redirect_count") == 5
-
-
-def test_redirect_chain_of_6_means_no_robots(http_server: ScriptedServer) -> None:
-    http_server.redirect_chain("/robots.txt", 6, final=Reply.text(RULES))
-    result = run_crawl(pages(http_server), settings())
-    assert_everything_allowed(http_server)
-    assert http_server.count("/redirect/final") == 0
+def test_redirect_chain_of_5_is_followed_and_of_6_means_no_robots(
+    server_factory: Callable[..., ScriptedServer],
+) -> None:
+    five, six = server_factory(), server_factory()
+    five.redirect_chain("/robots.txt", 5, final=Reply.text(RULES))
+    six.redirect_chain("/robots.txt", 6, final=Reply.text(RULES))
+    result = run_crawl([*pages(five), *pages(six)], settings())
+    assert_rules_applied(five)
+    assert five.count("/redirect/final") == 1
+    # The 6th redirect (from /redirect/5) is not followed: everything allowed.
+    assert_everything_allowed(six)
+    assert six.count("/redirect/5") == 1
+    assert six.count("/redirect/final") == 0
+    assert result.stat("robotstxt/redirect_count") == 5 + 5
     assert result.stat("robotstxt/redirect_limit") == 1
 
 
