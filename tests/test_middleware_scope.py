@@ -77,11 +77,3 @@ def test_ftp_without_robots_txt_allows_everything(ftp_server: FtpServer) -> None
     result = run_crawl([ftp_server.url("/private.txt")], settings())
     assert ftp_server.retrieved == ["/robots.txt", "/private.txt"]
     assert result.stat("robotstxt/response_status_count/404") == 1
-
-
-def test_ftp_connection_failure_is_unreachable(unused_port: int) -> None:
-    url = f"ftp://127.0.0.1:{unused_port}/file.txt"
-    result = run_crawl([url], settings(REP_RETRY_DELAY=0.2, REP_HOLD_TIMEOUT=1))
-    assert result.stat("robotstxt/unreachable") == 1
-    assert result.stat("robotstxt/held_dropped") == 1
-    assert result.responses == []

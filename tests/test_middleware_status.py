@@ -6,7 +6,7 @@ import gzip
 from collections.abc import Callable
 
 from _crawl import run_crawl
-from _servers import Reply, ScriptedServer
+from _servers import Reply, ScriptedServer, closed_port
 from test_middleware_basic import settings
 
 RULES = "User-agent: *\nDisallow: /page/private\n"
@@ -88,19 +88,27 @@ def test_timeout_reset_and_truncated_answers_are_server_errors(
 
 def test_refused_connection_holds_then_drops(unused_port: int) -> None:
     urls = [f"http://127.0.0.1:{unused_port}/page/{name}" for name in "abc"]
-    result = run_crawl(urls, settings(REP_RETRY_DELAY=0.2, REP_HOLD_TIMEOUT=1))
-    assert result.stat("robotstxt/held_dropped") == 3
-    assert result.stat("robotstxt/request_count") >= 2
+    with closed_port() as ftp_port:
+        # An FTP origin refusing connections is unreachable the same way (SPEC B1: ftp too).
+        ftp = f"ftp://127.0.0.1:{ftp_port}"
+        result = run_crawl(
+            [*urls, f"{ftp}/file.txt"], settings(REP_RETRY_DELAY=0.2, REP_HOLD_TIMEOUT=1)
+        )
+    assert result.stat("robotstxt/held_dropped") == 3 + 1
+    assert result.stat("robotstxt/unreachable") == 2
+    assert result.stat("robotstxt/request_count") >= 2 + 1
     assert any("ConnectionRefused" in k for k in result.stats)
     assert result.responses == []
     # Issue 11.2: one line for the origin (not one per request or per retry) saying what is
     # waited for, for how long, and which setting shortens it; the failure in words.
     waiting = [line for line in result.log.splitlines() if "Waiting for the robots.txt" in line]
-    assert len(waiting) == 1, waiting
-    assert f"of http://127.0.0.1:{unused_port} (unreachable: connection refused)" in waiting[0]
-    assert "each for at most 1s (REP_HOLD_TIMEOUT=1; lower it to give up sooner)" in waiting[0]
-    assert "[scrapy_rep.middleware] WARNING" in waiting[0]
+    (line,) = [line for line in waiting if f"of http://127.0.0.1:{unused_port} " in line]
+    assert f"of http://127.0.0.1:{unused_port} (unreachable: connection refused)" in line
+    assert "each for at most 1s (REP_HOLD_TIMEOUT=1; lower it to give up sooner)" in line
+    assert "[scrapy_rep.middleware] WARNING" in line
     assert f"127.0.0.1:{unused_port}: unreachable (connection refused): nothing of it" in result.log
+    assert [line for line in waiting if f"of {ftp} " in line]
+    assert len(waiting) == 2, waiting
 
 
 def test_redirect_chain_of_5_is_followed_and_of_6_means_no_robots(
