@@ -91,13 +91,18 @@ def test_refused_connection_holds_then_drops(unused_port: int) -> None:
     with closed_port() as ftp_port:
         # An FTP origin refusing connections is unreachable the same way (SPEC B1: ftp too).
         ftp = f"ftp://127.0.0.1:{ftp_port}"
-        result = run_crawl(
-            [*urls, f"{ftp}/file.txt"], settings(REP_RETRY_DELAY=0.2, REP_HOLD_TIMEOUT=1)
-        )
+        # Scrapy's RetryMiddleware enabled, as in a default project.
+        crawl_settings = settings(RETRY_ENABLED=True, REP_RETRY_DELAY=0.2, REP_HOLD_TIMEOUT=1)
+        result = run_crawl([*urls, f"{ftp}/file.txt"], crawl_settings)
     assert result.stat("robotstxt/held_dropped") == 3 + 1
     assert result.stat("robotstxt/unreachable") == 2
-    assert result.stat("robotstxt/request_count") >= 2 + 1
+    assert result.stat("robotstxt/request_count") >= 2 * 2  # each origin tried again
     assert any("ConnectionRefused" in k for k in result.stats)
+    # One download per attempt: no RetryMiddleware retries stacked on the back-off.
+    assert result.stat("retry/count") == 0
+    assert "Gave up retrying" not in result.log
+    failures = [v for k, v in result.stats.items() if k.startswith("robotstxt/exception_count/")]
+    assert sum(failures) == result.stat("robotstxt/request_count")
     assert result.responses == []
     # Issue 11.2: one line for the origin (not one per request or per retry) saying what is
     # waited for, for how long, and which setting shortens it; the failure in words.

@@ -171,19 +171,6 @@ def test_corrupt_compressed_body_is_a_broken_response(http_server: ScriptedServe
     assert "DecodeError" in result.log
 
 
-def test_failed_robots_txt_is_not_retried_by_scrapy_too(unused_port: int) -> None:
-    url = f"http://127.0.0.1:{unused_port}/page/a"
-    # Scrapy's RetryMiddleware enabled, as in a default project.
-    result = run_crawl([url], settings(RETRY_ENABLED=True, REP_RETRY_DELAY=0.3, REP_HOLD_TIMEOUT=1))
-    attempts = result.stat("robotstxt/request_count")
-    assert attempts >= 2
-    # One download per attempt: no RetryMiddleware retries stacked on the back-off.
-    assert result.stat("retry/count") == 0
-    assert "Gave up retrying" not in result.log
-    failures = [v for k, v in result.stats.items() if k.startswith("robotstxt/exception_count/")]
-    assert sum(failures) == attempts
-
-
 # -- wiring and defence in depth ------------------------------------------------------------
 
 
