@@ -23,7 +23,7 @@ MIDDLEWARE: dict[str, Any] = {
     },
     "USER_AGENT": "TestBot/1.0 (+http://127.0.0.1)",
     # Tests script every answer, so Scrapy's own retries of pages are off (robots.txt
-    # requests are never retried by it: dont_retry, test_security.py checks that).
+    # requests are never retried by it: dont_retry, test_middleware_status.py checks that).
     "RETRY_ENABLED": False,
 }
 

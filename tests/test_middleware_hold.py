@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from _crawl import Interrupt, Start, run_crawl
@@ -136,43 +137,35 @@ def test_queued_requests_of_a_resumed_job_wait_outside_the_downloader(
     assert second.stat("robotstxt/forbidden") == 1
 
 
-def test_idle_crawl_gives_up_an_origin_whose_robots_txt_keeps_failing(
-    http_server: ScriptedServer, http_server2: ScriptedServer
+def test_idle_crawl_gives_up_an_origin_whose_robots_txt_keeps_failing_not_one_that_recovers(
+    server_factory: Callable[..., ScriptedServer],
 ) -> None:
-    good, failing = http_server, http_server2
+    good, failing, recovering = server_factory(), server_factory(), server_factory()
     good.robots("User-agent: *\nDisallow:\n")
     failing.route("/robots.txt", Reply(500))
-    urls = [good.url(f"/page/{i}") for i in range(3)] + [
-        failing.url(f"/page/{i}") for i in range(4)
-    ]
+    # Answers within the REP_GIVE_UP_AFTER=3 attempts (at 0, 0.5, 1.5 s): never given up.
+    recovering.route(
+        "/robots.txt", Reply(500), Reply(500), Reply.text("User-agent: *\nDisallow: /page/no\n")
+    )
+    urls = [good.url(f"/page/{i}") for i in range(3)]
+    urls += [failing.url(f"/page/{i}") for i in range(4)]
+    urls += [recovering.url(p) for p in ("/page/1", "/page/2", "/page/no")]
     # REP_HOLD_TIMEOUT keeps its default (900 s): the crawl must end long before that, once
     # robots.txt failed REP_GIVE_UP_AFTER=3 times (at 0, 0.5, 1.5 s) and nothing else is left.
     result = run_crawl(urls, settings(REP_RETRY_DELAY=0.5), timeout=60)
     assert good.count("/page/", prefix=True) == 3
     assert failing.count("/page/", prefix=True) == 0
-    # At 0, 0.5, 1.5 and 3.5 s: the idle check comes every 5 s, after the 3rd or 4th.
+    # At 0, 0.5, 1.5 and 3.5 s: the idle check that gives it up comes after the 3rd or 4th.
     assert failing.count("/robots.txt") in (3, 4)
-    assert result.stat("robotstxt/gave_up") == 1
-    assert result.stat("robotstxt/held_dropped") == 4
+    assert recovering.count("/robots.txt") == 3
+    assert recovering.count("/page/1") == 1
+    assert recovering.count("/page/2") == 1
+    assert recovering.count("/page/no") == 0
+    assert result.stat("robotstxt/gave_up") == 1  # the failing origin only
+    assert result.stat("robotstxt/held_dropped") == 4  # the failing origin's 4 pages
     assert result.stat("robotstxt/held_dropped_on_close") == 0
     assert result.log.count(f"Dropped 4 request(s) for {failing.url('')}: robots.txt of") == 1
     assert result.log.count("times in a row") == 1
     assert "REP_GIVE_UP_AFTER=0" in result.log
     # Attempts end at 1.5 s; spider_idle comes every 5 s.
     assert result.stats["elapsed_time_seconds"] < 15
-
-
-def test_robots_txt_recovering_within_the_attempts_is_not_given_up(
-    http_server: ScriptedServer,
-) -> None:
-    http_server.route(
-        "/robots.txt", Reply(500), Reply(500), Reply.text("User-agent: *\nDisallow: /page/no\n")
-    )
-    urls = [http_server.url("/page/1"), http_server.url("/page/2"), http_server.url("/page/no")]
-    result = run_crawl(urls, settings(REP_RETRY_DELAY=0.5), timeout=60)
-    assert http_server.count("/robots.txt") == 3
-    assert http_server.count("/page/1") == 1
-    assert http_server.count("/page/2") == 1
-    assert http_server.count("/page/no") == 0
-    assert result.stat("robotstxt/gave_up") == 0
-    assert result.stat("robotstxt/held_dropped") == 0

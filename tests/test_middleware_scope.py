@@ -7,33 +7,24 @@ from _servers import FtpServer, ScriptedServer
 from test_middleware_basic import settings
 
 
-def test_http_and_https_on_one_host_have_their_own_robots_txt(
-    http_server: ScriptedServer, https_server: ScriptedServer
+def test_scheme_and_port_each_make_an_origin_with_its_own_robots_txt(
+    http_server: ScriptedServer, http_server2: ScriptedServer, https_server: ScriptedServer
 ) -> None:
+    # One host (127.0.0.1): http on two ports, https on a third; each disallows its own page.
     http_server.robots("User-agent: *\nDisallow: /page/a\n")
+    http_server2.robots("User-agent: *\nDisallow: /page/b\n")
     https_server.robots("User-agent: *\nDisallow: /page/b\n")
-    urls = [s.url(p) for s in (http_server, https_server) for p in ("/page/a", "/page/b")]
+    servers = (http_server, http_server2, https_server)
+    urls = [s.url(p) for s in servers for p in ("/page/a", "/page/b")]
     result = run_crawl(urls, settings())
     assert http_server.paths().count("/page/a") == 0
     assert http_server.paths().count("/page/b") == 1
-    assert https_server.paths().count("/page/a") == 1
-    assert https_server.paths().count("/page/b") == 0
-    assert http_server.count("/robots.txt") == 1
-    assert https_server.count("/robots.txt") == 1
-    assert result.stat("robotstxt/forbidden_before_schedule") == 2
-
-
-def test_two_ports_on_one_host_are_two_origins(
-    http_server: ScriptedServer, http_server2: ScriptedServer
-) -> None:
-    http_server.robots("User-agent: *\nDisallow: /page/a\n")
-    http_server2.robots("User-agent: *\nDisallow: /page/b\n")
-    urls = [s.url(p) for s in (http_server, http_server2) for p in ("/page/a", "/page/b")]
-    run_crawl(urls, settings())
-    assert http_server.paths().count("/page/a") == 0
-    assert http_server.paths().count("/page/b") == 1
-    assert http_server2.paths().count("/page/a") == 1
-    assert http_server2.paths().count("/page/b") == 0
+    for other in (http_server2, https_server):
+        assert other.paths().count("/page/a") == 1
+        assert other.paths().count("/page/b") == 0
+    for server in servers:
+        assert server.count("/robots.txt") == 1
+    assert result.stat("robotstxt/forbidden_before_schedule") == 3
 
 
 def test_idn_host_and_its_punycode_are_one_origin(http_server: ScriptedServer) -> None:
@@ -86,11 +77,3 @@ def test_ftp_without_robots_txt_allows_everything(ftp_server: FtpServer) -> None
     result = run_crawl([ftp_server.url("/private.txt")], settings())
     assert ftp_server.retrieved == ["/robots.txt", "/private.txt"]
     assert result.stat("robotstxt/response_status_count/404") == 1
-
-
-def test_ftp_connection_failure_is_unreachable(unused_port: int) -> None:
-    url = f"ftp://127.0.0.1:{unused_port}/file.txt"
-    result = run_crawl([url], settings(REP_RETRY_DELAY=0.2, REP_HOLD_TIMEOUT=1))
-    assert result.stat("robotstxt/unreachable") == 1
-    assert result.stat("robotstxt/held_dropped") == 1
-    assert result.responses == []

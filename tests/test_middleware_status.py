@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import gzip
+from collections.abc import Callable
 
-import pytest
 from _crawl import run_crawl
-from _servers import Reply, ScriptedServer
+from _servers import Reply, ScriptedServer, closed_port
 from test_middleware_basic import settings
 
 RULES = "User-agent: *\nDisallow: /page/private\n"
@@ -26,15 +26,18 @@ def assert_everything_allowed(server: ScriptedServer) -> None:
     assert server.count("/page/private") == 1
 
 
-@pytest.mark.parametrize("status", [404, 401, 403, 410])
-def test_4xx_means_no_restrictions(http_server: ScriptedServer, status: int) -> None:
-    http_server.route("/robots.txt", Reply(status, RULES))
-    result = run_crawl(pages(http_server), settings())
-    assert_everything_allowed(http_server)
-    assert result.stat(f"robotstxt/response_status_count/{status}") == 1
-    assert f"robots.txt of {http_server.origin}: no robots.txt (status {status}): everything " in (
-        result.log
-    )
+def test_4xx_means_no_restrictions(server_factory: Callable[..., ScriptedServer]) -> None:
+    statuses = (404, 401, 403, 410)
+    # One origin per status, all in one crawl.
+    servers = [server_factory() for _ in statuses]
+    for server, status in zip(servers, statuses, strict=True):
+        server.route("/robots.txt", Reply(status, RULES))
+    result = run_crawl([url for server in servers for url in pages(server)], settings())
+    for server, status in zip(servers, statuses, strict=True):
+        assert_everything_allowed(server)
+        assert result.stat(f"robotstxt/response_status_count/{status}") == 1
+        line = f"robots.txt of {server.origin}: no robots.txt (status {status}): everything "
+        assert line in result.log
 
 
 def test_429_with_retry_after_then_200(http_server: ScriptedServer) -> None:
@@ -56,67 +59,77 @@ def test_429_with_retry_after_then_200(http_server: ScriptedServer) -> None:
     assert first_page > robots[1].time
 
 
-def test_timeout_is_a_server_error(http_server: ScriptedServer) -> None:
-    http_server.route("/robots.txt", Reply(hang=True), Reply.text(RULES))
-    result = run_crawl(pages(http_server), settings(DOWNLOAD_TIMEOUT=1, REP_RETRY_DELAY=0.2))
-    assert_rules_applied(http_server)
-    assert http_server.count("/robots.txt") == 2
-    names = [k for k in result.stats if k.startswith("robotstxt/exception_count/")]
+def test_timeout_reset_and_truncated_answers_are_server_errors(
+    server_factory: Callable[..., ScriptedServer],
+) -> None:
+    # One origin per failure, all in one crawl: each robots.txt fails once, then answers.
+    hang, reset, truncated = server_factory(), server_factory(), server_factory()
+    hang.route("/robots.txt", Reply(hang=True), Reply.text(RULES))
+    reset.route("/robots.txt", Reply(reset=True), Reply.text(RULES))
+    body = RULES + "#" * 5000
+    truncated.route("/robots.txt", Reply.text(body, truncate_at=100), Reply.text(RULES))
+    servers = (hang, reset, truncated)
+    urls = [url for server in servers for url in pages(server)]
+    result = run_crawl(urls, settings(DOWNLOAD_TIMEOUT=1, REP_RETRY_DELAY=0.2))
+    for server in servers:
+        assert_rules_applied(server)
+        assert server.count("/robots.txt") == 2
+    failures = {k: v for k, v in result.stats.items() if k.startswith("robotstxt/exception_count/")}
     # Scrapy's own key: "<class 'twisted.internet.error.TimeoutError'>", or
     # scrapy.exceptions.DownloadTimeoutError on newer Scrapy.
-    assert len(names) == 1
-    assert names[0].startswith("robotstxt/exception_count/<class '")
-    assert names[0].endswith("TimeoutError'>")
-    assert result.stat("robotstxt/released") == 2
-
-
-def test_connection_reset_is_a_server_error(http_server: ScriptedServer) -> None:
-    http_server.route("/robots.txt", Reply(reset=True), Reply.text(RULES))
-    result = run_crawl(pages(http_server), settings(REP_RETRY_DELAY=0.2))
-    assert_rules_applied(http_server)
-    assert http_server.count("/robots.txt") == 2
-    assert any(k.startswith("robotstxt/exception_count/") for k in result.stats)
-
-
-def test_truncated_response_is_a_server_error(http_server: ScriptedServer) -> None:
-    body = RULES + "#" * 5000
-    http_server.route("/robots.txt", Reply.text(body, truncate_at=100), Reply.text(RULES))
-    result = run_crawl(pages(http_server), settings(REP_RETRY_DELAY=0.2))
-    assert_rules_applied(http_server)
-    assert http_server.count("/robots.txt") == 2
-    assert result.stat("robotstxt/unreachable") == 1
+    timeouts = [k for k in failures if k.endswith("TimeoutError'>")]
+    assert len(timeouts) == 1
+    assert timeouts[0].startswith("robotstxt/exception_count/<class '")
+    assert failures[timeouts[0]] == 1
+    assert sum(failures.values()) == 3  # one per origin
+    assert result.stat("robotstxt/unreachable") == 3
+    assert result.stat("robotstxt/released") == 6
 
 
 def test_refused_connection_holds_then_drops(unused_port: int) -> None:
     urls = [f"http://127.0.0.1:{unused_port}/page/{name}" for name in "abc"]
-    result = run_crawl(urls, settings(REP_RETRY_DELAY=0.2, REP_HOLD_TIMEOUT=1))
-    assert result.stat("robotstxt/held_dropped") == 3
-    assert result.stat("robotstxt/request_count") >= 2
+    with closed_port() as ftp_port:
+        # An FTP origin refusing connections is unreachable the same way (SPEC B1: ftp too).
+        ftp = f"ftp://127.0.0.1:{ftp_port}"
+        # Scrapy's RetryMiddleware enabled, as in a default project.
+        crawl_settings = settings(RETRY_ENABLED=True, REP_RETRY_DELAY=0.2, REP_HOLD_TIMEOUT=1)
+        result = run_crawl([*urls, f"{ftp}/file.txt"], crawl_settings)
+    assert result.stat("robotstxt/held_dropped") == 3 + 1
+    assert result.stat("robotstxt/unreachable") == 2
+    assert result.stat("robotstxt/request_count") >= 2 * 2  # each origin tried again
     assert any("ConnectionRefused" in k for k in result.stats)
+    # One download per attempt: no RetryMiddleware retries stacked on the back-off.
+    assert result.stat("retry/count") == 0
+    assert "Gave up retrying" not in result.log
+    failures = [v for k, v in result.stats.items() if k.startswith("robotstxt/exception_count/")]
+    assert sum(failures) == result.stat("robotstxt/request_count")
     assert result.responses == []
     # Issue 11.2: one line for the origin (not one per request or per retry) saying what is
     # waited for, for how long, and which setting shortens it; the failure in words.
     waiting = [line for line in result.log.splitlines() if "Waiting for the robots.txt" in line]
-    assert len(waiting) == 1, waiting
-    assert f"of http://127.0.0.1:{unused_port} (unreachable: connection refused)" in waiting[0]
-    assert "each for at most 1s (REP_HOLD_TIMEOUT=1; lower it to give up sooner)" in waiting[0]
-    assert "[scrapy_rep.middleware] WARNING" in waiting[0]
+    (line,) = [line for line in waiting if f"of http://127.0.0.1:{unused_port} " in line]
+    assert f"of http://127.0.0.1:{unused_port} (unreachable: connection refused)" in line
+    assert "each for at most 1s (REP_HOLD_TIMEOUT=1; lower it to give up sooner)" in line
+    assert "[scrapy_rep.middleware] WARNING" in line
     assert f"127.0.0.1:{unused_port}: unreachable (connection refused): nothing of it" in result.log
+    assert [line for line in waiting if f"of {ftp} " in line]
+    assert len(waiting) == 2, waiting
 
 
-def test_redirect_chain_of_5_is_followed(http_server: ScriptedServer) -> None:
-    http_server.redirect_chain("/robots.txt", 5, final=Reply.text(RULES))
-    result = run_crawl(pages(http_server), settings())
-    assert_rules_applied(http_server)
-    assert http_server.count("/redirect/final") == 1
-    assert result.stat("robotstxt/redirect_count") == 5
-
-
-def test_redirect_chain_of_6_means_no_robots(http_server: ScriptedServer) -> None:
-    http_server.redirect_chain("/robots.txt", 6, final=Reply.text(RULES))
-    result = run_crawl(pages(http_server), settings())
-    assert_everything_allowed(http_server)
-    assert http_server.count("/redirect/final") == 0
+def test_redirect_chain_of_5_is_followed_and_of_6_means_no_robots(
+    server_factory: Callable[..., ScriptedServer],
+) -> None:
+    five, six = server_factory(), server_factory()
+    five.redirect_chain("/robots.txt", 5, final=Reply.text(RULES))
+    six.redirect_chain("/robots.txt", 6, final=Reply.text(RULES))
+    result = run_crawl([*pages(five), *pages(six)], settings())
+    assert_rules_applied(five)
+    assert five.count("/redirect/final") == 1
+    # The 6th redirect (from /redirect/5) is not followed: everything allowed.
+    assert_everything_allowed(six)
+    assert six.count("/redirect/5") == 1
+    assert six.count("/redirect/final") == 0
+    assert result.stat("robotstxt/redirect_count") == 5 + 5
     assert result.stat("robotstxt/redirect_limit") == 1
 
 

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -100,15 +101,17 @@ def test_lease_of_a_killed_fetcher_lapses_and_another_process_fetches(
     # The first robots.txt request never gets an answer; the next one does.
     slow.route("/robots.txt", Reply(hang=True), Reply.text(RULES))
     other.robots("User-agent: *\nAllow: /\n")
-    # Long enough that the lease is still held when the second process asks for it.
-    crawl_settings = settings(redis_server, REP_LEASE_TTL=10)
+    # The lease is renewed every TTL / 3 while its holder lives, so a short TTL stays held
+    # until the kill; short, so the test waits seconds for the lapse, not the default 30 s.
+    # The dead holder's held request (slow's /page/a) is adopted after REP_HELD_OWNER_TTL,
+    # likewise shortened.
+    crawl_settings = settings(redis_server, REP_LEASE_TTL=4, REP_HELD_OWNER_TTL=3)
     holder = spawn_crawl([slow.url("/page/a")], crawl_settings, tmp_path / "holder")
+    client = redis.Redis.from_url(redis_server.url)
     try:
         assert slow.wait_for("/robots.txt", count=1, timeout=60)
-        client = redis.Redis.from_url(redis_server.url)
         lease_key = f"scrapy-rep:lease:{slow.origin}"
         holder_owner = client.get(lease_key)
-        client.close()
         assert holder_owner is not None, "the first process fetches without holding the lease"
         urls = [slow.url(p) for p in (*ALLOWED, "/page/private")] + [other.url("/page/x")]
         with ThreadPoolExecutor(1) as pool:
@@ -119,12 +122,23 @@ def test_lease_of_a_killed_fetcher_lapses_and_another_process_fetches(
             assert slow.count("/robots.txt") == 1
             holder.kill()
             holder.wait(timeout=30)
+            # The dead holder's lease is still there: the other process must wait out its
+            # remaining time before it may fetch. The clock read before asking puts the lapse
+            # no later than it is.
+            asked_at = time.monotonic()
+            owner, remaining_ms = client.pipeline().get(lease_key).pttl(lease_key).execute()
+            assert owner == holder_owner
+            assert remaining_ms > 0
+            lapses_at = asked_at + remaining_ms / 1000
             result: CrawlResult = second.result()
     finally:
+        client.close()
         if holder.poll() is None:
             holder.kill()
             holder.wait()
     assert slow.count("/robots.txt") == 2
+    # Fetched only once the lease lapsed (1 ms: PTTL's rounding).
+    assert slow.seen("/robots.txt")[1].time >= lapses_at - 0.001
     assert result.stat("robotstxt/request_count") == 2  # slow's robots.txt + other's
     assert sorted(result.responses) == sorted(
         [slow.url(p) for p in ALLOWED] + [other.url("/page/x")]

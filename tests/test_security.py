@@ -36,8 +36,12 @@ RSS_BOUND = 100 << 20
 RULES = "User-agent: *\nDisallow: /page/private\n"
 
 
-def crawl(server: ScriptedServer, **extra: object) -> CrawlResult:
-    urls = [server.url("/page/public"), server.url("/page/private"), server.url("/page/early")]
+def crawl(*servers: ScriptedServer, **extra: object) -> CrawlResult:
+    urls = [
+        server.url(path)
+        for server in servers
+        for path in ("/page/public", "/page/private", "/page/early")
+    ]
     result = run_crawl(urls, settings(**extra), memory_limit=MEMORY_LIMIT, timeout=60)
     assert result.max_rss is not None and result.max_rss_at_open is not None
     assert result.max_rss - result.max_rss_at_open < RSS_BOUND
@@ -47,6 +51,10 @@ def crawl(server: ScriptedServer, **extra: object) -> CrawlResult:
 def assert_everything_allowed(server: ScriptedServer) -> None:
     assert server.count("/page/public") == 1
     assert server.count("/page/private") == 1
+
+
+def log_lines(result: CrawlResult, text: str) -> list[str]:
+    return [line for line in result.log.splitlines() if text in line]
 
 
 # -- redirects that must not be followed ----------------------------------------------------
@@ -60,70 +68,50 @@ def local_rules(tmp_path: Path) -> Path:
     return path
 
 
-def refused_redirect(server: ScriptedServer, location: str) -> CrawlResult:
-    server.route("/robots.txt", Reply.redirect(location))
-    result = crawl(server)
-    # "No robots.txt" (SPEC B2, as more than 5 redirects): everything allowed.
-    assert_everything_allowed(server)
-    assert result.stat("robotstxt/redirect_refused") == 1
-    assert result.stat("robotstxt/redirect_count") == 0
-    assert result.stat("robotstxt/request_count") == 1
-    assert "not followed" in result.log
-    assert "no robots.txt, everything allowed" in result.log
-    assert all(url.startswith("http://") for url in result.reached_downloader)
-    return result
+#: Redirect targets a robots.txt answer must not make the crawler follow, and what the log
+#: says is wrong with each.
+UNFOLLOWABLE = [
+    ("javascript:alert(1)", "javascript: scheme"),
+    ("about:blank", "about: scheme"),
+    ("s3://bucket/robots.txt", "s3: scheme"),
+    ("ftp://127.0.0.1/robots.txt", "ftp: scheme"),  # ftp only from an ftp origin
+    ("http://[::1/robots.txt", "not a valid URL"),
+    ("http://[fe80::zz]/robots.txt", "IPv6"),
+    ("http://127.0.0.1:99999/robots.txt", "not a valid URL"),
+    ("http://127.0.0.1:0/robots.txt", "no valid host and port"),
+    ("http://:80/robots.txt", "no valid host and port"),
+    ("data:text/plain,User-agent:%20*%0ADisallow:%20/", "data: scheme"),
+    ("file:///dev/zero", "file: scheme"),
+]
 
 
-def test_redirect_to_a_local_file_is_not_read(
-    http_server: ScriptedServer, local_rules: Path
+def test_unfollowable_redirects_mean_no_robots_txt(
+    server_factory: Callable[..., ScriptedServer], local_rules: Path, tmp_path: Path
 ) -> None:
-    result = refused_redirect(http_server, local_rules.as_uri())
-    assert repr(local_rules.as_uri()) in result.log
-    assert "file: scheme" in result.log
-
-
-def test_redirect_to_a_data_uri_is_not_read(http_server: ScriptedServer) -> None:
-    result = refused_redirect(http_server, "data:text/plain,User-agent:%20*%0ADisallow:%20/")
-    assert "'data:text/plain," in result.log
-
-
-def test_redirect_to_a_fifo_does_not_hang(http_server: ScriptedServer, tmp_path: Path) -> None:
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)  # opening it for reading would block the reactor forever
-    refused_redirect(http_server, fifo.as_uri())
-
-
-def test_redirect_to_dev_zero_is_not_read(http_server: ScriptedServer) -> None:
-    refused_redirect(http_server, "file:///dev/zero")
-
-
-@pytest.mark.parametrize(
-    ("location", "problem"),
-    [
-        ("javascript:alert(1)", "javascript: scheme"),
-        ("about:blank", "about: scheme"),
-        ("s3://bucket/robots.txt", "s3: scheme"),
-        ("ftp://127.0.0.1/robots.txt", "ftp: scheme"),  # ftp only from an ftp origin
-        ("http://[::1/robots.txt", "not a valid URL"),
-        ("http://[fe80::zz]/robots.txt", "IPv6"),
-        ("http://127.0.0.1:99999/robots.txt", "not a valid URL"),
-        ("http://127.0.0.1:0/robots.txt", "no valid host and port"),
-        ("http://:80/robots.txt", "no valid host and port"),
-    ],
-)
-def test_unfollowable_redirect_means_no_robots_txt(
-    http_server: ScriptedServer, location: str, problem: str
-) -> None:
-    result = refused_redirect(http_server, location)
-    assert problem in result.log
-
-
-def test_redirect_without_location_means_no_robots_txt(http_server: ScriptedServer) -> None:
-    http_server.route("/robots.txt", Reply(302))
-    result = crawl(http_server)
-    assert_everything_allowed(http_server)
-    assert result.stat("robotstxt/redirect_refused") == 1
-    assert "no Location header" in result.log
+    cases = [*UNFOLLOWABLE, (local_rules.as_uri(), "file: scheme"), (fifo.as_uri(), "file: scheme")]
+    # One origin per redirect target, all in one crawl.
+    servers = [server_factory() for _ in cases]
+    for server, (location, _) in zip(servers, cases, strict=True):
+        server.route("/robots.txt", Reply.redirect(location))
+    no_location = server_factory()
+    no_location.route("/robots.txt", Reply(302))
+    result = crawl(*servers, no_location)
+    # "No robots.txt" (SPEC B2, as more than 5 redirects): everything allowed, per origin.
+    for server, (location, problem) in zip(servers, cases, strict=True):
+        assert_everything_allowed(server)
+        (line,) = log_lines(result, f"robots.txt at {server.url('/robots.txt')}: ")
+        assert f"redirect to {location!r} not followed: " in line
+        assert problem in line
+        assert line.endswith("no robots.txt, everything allowed")
+    assert_everything_allowed(no_location)
+    (line,) = log_lines(result, f"robots.txt at {no_location.url('/robots.txt')}: ")
+    assert "no Location header" in line
+    assert result.stat("robotstxt/redirect_refused") == len(servers) + 1
+    assert result.stat("robotstxt/redirect_count") == 0
+    assert result.stat("robotstxt/request_count") == len(servers) + 1
+    assert all(url.startswith("http://") for url in result.reached_downloader)
 
 
 # -- compression: bounded decoding, truncated body used -------------------------------------
@@ -134,32 +122,39 @@ def reply(coding: str, body: bytes) -> Reply:
     return Reply.text(body, headers={"Content-Encoding": header})
 
 
-@pytest.mark.parametrize("coding", CODINGS)
-def test_compressed_robots_txt_is_obeyed(http_server: ScriptedServer, coding: str) -> None:
-    http_server.route("/robots.txt", reply(coding, encoded(coding, EARLY + LATE)))
-    result = crawl(http_server)
-    assert http_server.count("/page/public") == 1
-    assert http_server.count("/page/private") == 0
-    assert http_server.count("/page/early") == 0
+def test_compressed_robots_txt_is_obeyed(server_factory: Callable[..., ScriptedServer]) -> None:
+    # One origin per coding, all in one crawl.
+    servers = [server_factory() for _ in CODINGS]
+    for server, coding in zip(servers, CODINGS, strict=True):
+        server.route("/robots.txt", reply(coding, encoded(coding, EARLY + LATE)))
+    result = crawl(*servers)
+    for server, coding in zip(servers, CODINGS, strict=True):
+        assert server.count("/page/public") == 1, coding
+        assert server.count("/page/private") == 0, coding
+        assert server.count("/page/early") == 0, coding
+        accepted = server.seen("/robots.txt")[0].headers["accept-encoding"]
+        assert coding.removeprefix("raw-") in accepted
     assert result.stat("robotstxt/truncated") == 0
-    accepted = http_server.seen("/robots.txt")[0].headers["accept-encoding"]
-    assert coding.removeprefix("raw-") in accepted
 
 
-@pytest.mark.parametrize("coding", CODINGS)
-def test_compression_bomb_is_cut_with_bounded_memory(
-    http_server: ScriptedServer, coding: str
+def test_compression_bombs_are_cut_with_bounded_memory(
+    server_factory: Callable[..., ScriptedServer],
 ) -> None:
-    body = bomb(coding)
-    assert len(body) < 500_000
-    http_server.route("/robots.txt", reply(coding, body))
-    result = crawl(http_server)
+    # One origin per coding, all in one crawl: every bomb decoded at once stays in the bound.
+    servers = [server_factory() for _ in CODINGS]
+    for server, coding in zip(servers, CODINGS, strict=True):
+        body = bomb(coding)
+        assert len(body) < 500_000
+        server.route("/robots.txt", reply(coding, body))
+    result = crawl(*servers)
     # SPEC B4: the first 512,000 decoded bytes are used, the rest ignored (not a failure).
-    assert http_server.count("/page/early") == 0
-    assert_everything_allowed(http_server)
-    assert result.stat("robotstxt/truncated") == 1
+    for server, coding in zip(servers, CODINGS, strict=True):
+        assert server.count("/page/early") == 0, coding
+        assert_everything_allowed(server)
+        (line,) = log_lines(result, f"robots.txt of {server.origin}: ")
+        assert "cut at 500 KiB" in line, coding
+    assert result.stat("robotstxt/truncated") == len(CODINGS)
     assert result.stat("robotstxt/unreachable") == 0
-    assert "truncated" in result.log
 
 
 def test_corrupt_compressed_body_is_a_broken_response(http_server: ScriptedServer) -> None:
@@ -174,19 +169,6 @@ def test_corrupt_compressed_body_is_a_broken_response(http_server: ScriptedServe
     assert http_server.count("/page/private") == 0
     assert result.stat("robotstxt/exception_count/<class 'scrapy_rep._decode.DecodeError'>") == 1
     assert "DecodeError" in result.log
-
-
-def test_failed_robots_txt_is_not_retried_by_scrapy_too(unused_port: int) -> None:
-    url = f"http://127.0.0.1:{unused_port}/page/a"
-    # Scrapy's RetryMiddleware enabled, as in a default project.
-    result = run_crawl([url], settings(RETRY_ENABLED=True, REP_RETRY_DELAY=0.3, REP_HOLD_TIMEOUT=1))
-    attempts = result.stat("robotstxt/request_count")
-    assert attempts >= 2
-    # One download per attempt: no RetryMiddleware retries stacked on the back-off.
-    assert result.stat("retry/count") == 0
-    assert "Gave up retrying" not in result.log
-    failures = [v for k, v in result.stats.items() if k.startswith("robotstxt/exception_count/")]
-    assert sum(failures) == attempts
 
 
 # -- wiring and defence in depth ------------------------------------------------------------
