@@ -26,6 +26,7 @@ __all__ = [
     "process_request",
     "rejoin_active",
     "send_robots_parsed",
+    "wake",
 ]
 
 #: Scrapy >= 2.14 awaits whatever a downloader middleware's ``process_request`` returns
@@ -112,10 +113,19 @@ def leave_active(engine: Any, request: Request) -> bool:
         return False
     active.discard(request)
     # Ask the engine for its next request now rather than at its next 5 s heartbeat.
-    slot = _engine_slot(engine)
+    wake(engine)
+    return True
+
+
+def wake(engine: Any) -> None:
+    """Have the engine look for its next request, and for idleness, on the next reactor turn.
+
+    Every version's engine slot has ``nextcall`` (a ``CallLaterOnce``); without a nudge the
+    engine looks again only at its 5 s heartbeat.
+    """
+    slot = _engine_slot(engine) if engine is not None else None
     if slot is not None:
         slot.nextcall.schedule()
-    return True
 
 
 def rejoin_active(engine: Any, request: Request) -> None:

@@ -53,6 +53,7 @@ class Holds:
         drop_reason: Callable[[str], str],
         close_requested: Callable[[], bool],
         on_close_requested: Callable[[], None],
+        on_emptied: Callable[[], None] = lambda: None,
         held: HeldRequests | None = None,
     ) -> None:
         self._clock = clock
@@ -62,6 +63,7 @@ class Holds:
         self._drop_reason = drop_reason
         self._close_requested = close_requested
         self._on_close_requested = on_close_requested
+        self._on_emptied = on_emptied
         # Memory until the spider opens and ``open`` gives the crawl's own place.
         self._held: HeldRequests = held if held is not None else MemoryHeld()
         # Per origin: when each of its held requests was held (oldest first).
@@ -159,12 +161,19 @@ class Holds:
             self._on_close_requested()
             return
         self._send_pending()
-        self.expire()
-        if not self.busy() and self._tick.running:
-            self._tick.stop()
+        dropped = self.expire()
+        if not self.busy():
+            if self._tick.running:
+                self._tick.stop()
+            if dropped:
+                # Nothing waits any more: the crawl may be over now, not at the engine's next
+                # idle check (every 5 s).
+                self._on_emptied()
 
-    def expire(self) -> None:
-        """Drop what waited longer than REP_HOLD_TIMEOUT (with a stat and a logged reason)."""
+    def expire(self) -> int:
+        """Drop what waited longer than REP_HOLD_TIMEOUT (with a stat and a logged reason);
+        return how many were dropped."""
+        dropped = 0
         deadline = self._clock.seconds() - self._timeout
         for origin in list(self._since):
             times = self._since[origin]
@@ -181,14 +190,17 @@ class Holds:
             for request in requests[old:]:
                 self._held.add(origin, request)
             if requests[:old]:
+                dropped += len(requests[:old])
                 self._events.dropped(origin, len(requests[:old]), self._drop_reason(origin))
         for origin in list(self._waiting):
             waiters = _take_older(self._waiting, origin, deadline)
             if waiters:
                 reason = self._drop_reason(origin)
+                dropped += len(waiters)
                 self._events.dropped(origin, len(waiters), reason)
                 for waiter in waiters:
                     waiter.errback(IgnoreRequest(reason))
+        return dropped
 
     def give_up(self, reason: Callable[[str], str | None]) -> None:
         """The crawl has nothing else to do: if every origin still waited for has a give-up

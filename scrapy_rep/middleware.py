@@ -105,6 +105,7 @@ class RobotsTxtMiddleware:
             drop_reason=self._drop_reason,
             close_requested=lambda: _compat.close_requested(crawler.engine),
             on_close_requested=self._let_go,
+            on_emptied=lambda: _compat.wake(crawler.engine),
         )
         self._resolver = Resolver(
             clock=clock,

@@ -143,6 +143,7 @@ class Parts:
         self.fetcher = Fetcher(self.clock, *replies)
         self.crawled: list[Request] = []
         self.close_asked = False
+        self.emptied = 0
         events = Events(self.stats, lambda: None)
         self.cache = OriginCache(limits, 100, None)
         self.holds = Holds(
@@ -154,6 +155,7 @@ class Parts:
             drop_reason=lambda origin: f"robots.txt of {origin} unreachable",
             close_requested=lambda: self.close_asked,
             on_close_requested=self.let_go,
+            on_emptied=self.count_emptied,
         )
         self.resolver = self.resolver_for("me")
 
@@ -185,6 +187,9 @@ class Parts:
     def advance(self, seconds: float, step: float = 0.25) -> None:
         for _ in range(int(seconds / step)):
             self.clock.advance(step)
+
+    def count_emptied(self) -> None:
+        self.emptied += 1
 
     def let_go(self) -> None:
         self.resolver.close()
@@ -248,6 +253,8 @@ def test_hold_expiry_drops_held_and_fails_waiters_with_the_reason() -> None:
     assert parts.stats["robotstxt/held_dropped"] == 2
     assert parts.crawled == []
     assert not parts.holds.busy()
+    # The engine is told at once that nothing waits any more (the crawl may end now).
+    assert parts.emptied == 1
 
 
 def test_lease_held_elsewhere_waits_for_its_entry_without_fetching() -> None:
@@ -404,6 +411,7 @@ def test_expiry_drops_only_what_was_held_longer_than_the_timeout() -> None:
     young = parts.hold("/young")
     parts.advance(5)
     assert parts.stats["robotstxt/held_dropped"] == 1
+    assert parts.emptied == 0  # /young still waits
     assert held_place.inner.origins() == [ORIGIN]
     assert [r.url for r in held_place.inner.take(ORIGIN)] == [young.url]
 
