@@ -4,8 +4,9 @@ Google's matcher walks every pattern over every path (O(pattern x path) each,
 re-run per rule). Here a group's rules are compiled once into indexes so that
 a check costs about the same whatever the number of plain prefix rules, and
 wildcard patterns are matched segment by segment with ``str.find`` (linear,
-no backtracking regex: a hostile pattern cannot go super-linear). The indexes
-are built on a rule set's second question; the first is answered by a scan.
+no backtracking regex: a hostile pattern cannot go super-linear). A rule set
+answers its first few checks by a scan of its rules, best first, and builds the
+indexes only then (at once for a big one): see ``RuleSet``.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right as _bisect_right
 from collections.abc import Iterable
+from operator import itemgetter
 from typing import NamedTuple
 
 # Google's GetPathParamsQuery, as one match: an optional leading "//", then a
@@ -118,13 +120,14 @@ def _rank(allow: bool, pattern: str, line: int) -> int:
 
 
 # How a '*' pattern's segments after its head are matched (see _Wildcard.kind).
-_FIND, _ENDS, _SEGMENTS = 0, 1, 2
+_FIND, _ENDS, _SEGMENTS, _EXACT = 0, 1, 2, 3
 
 
 class _Wildcard(NamedTuple):
     rank: int
     # _FIND: one segment anywhere ("/*?"); _ENDS: one segment ending the path
-    # ("/*.pdf$"); _SEGMENTS: anything else, by _match_segments.
+    # ("/*.pdf$"); _SEGMENTS: anything else, by _match_segments; _EXACT (scans
+    # only): a "$" pattern without '*', the path must end with the head.
     kind: int
     segment: str  # the first literal run after the head
     segments: tuple[str, ...]  # all literal runs after the head
@@ -136,6 +139,22 @@ def _wildcard(rank: int, segments: tuple[str, ...], anchored: bool) -> _Wildcard
     if len(segments) == 1:
         kind = _ENDS if anchored else _FIND
     return _Wildcard(rank, kind, segments[0], segments, anchored)
+
+
+#: An _EXACT rule's tail (its rank is in its _Item).
+_EXACT_TAIL = _Wildcard(-1, _EXACT, "", (), True)
+
+
+def _tail_matches(tail: _Wildcard, path: str, start: int) -> bool:
+    """Does ``path`` match what follows a rule's head, which ends at ``start``?"""
+    kind = tail.kind
+    if kind == _FIND:
+        return path.find(tail.segment, start) >= 0
+    if kind == _ENDS:
+        return path.endswith(tail.segment) and len(path) - len(tail.segment) >= start
+    if kind == _EXACT:
+        return len(path) == start
+    return _match_segments(path, start, tail.segments, tail.anchored)
 
 
 def _by_rank(item: _Wildcard) -> int:
@@ -237,8 +256,35 @@ class _GramIndex:
 _NO_ITEMS: list[_Wildcard] = []
 
 
+# One rule as matched, best rank first in a rule set's list:
+# - its rank;
+# - its head: the literal text before the first '*' (the whole pattern, '$'
+#   dropped, when it has no '*'): every path it matches starts with it;
+# - what must match after the head, or None when the head decides alone.
+_Item = tuple[int, str, "_Wildcard | None"]
+_rank_of = itemgetter(0)
+
+
+def _item(rank: int, pattern: str) -> _Item:
+    """A non-empty normalised pattern as an ``_Item`` (SPEC A5)."""
+    if "*" not in pattern:
+        if pattern[-1] == "$":
+            return rank, pattern[:-1], _EXACT_TAIL
+        return rank, pattern, None
+    anchored = pattern[-1] == "$"
+    body = pattern[:-1] if anchored else pattern
+    head, *rest = body.split("*")
+    segments = tuple(filter(None, rest))
+    if not segments:
+        # No literal after any '*' ("/a*", "/a**$"): a prefix match of the
+        # head, with the whole pattern's priority.
+        return rank, head, None
+    # "...*$": the '*' runs to the end anyway.
+    return rank, head, _wildcard(rank, segments, anchored and body[-1] != "*")
+
+
 # What one key (a plain prefix, a '*' pattern's head, or both) contributes, as
-# a plain tuple (one per key, built for every first check):
+# a plain tuple (one per key):
 # - the rank of the best plain prefix rule equal to the key, or -1;
 # - the key's '*' patterns, best rank first, when few ...
 # - ... or their gram index, when many;
@@ -246,20 +292,34 @@ _NO_ITEMS: list[_Wildcard] = []
 # - the best rank this key and its parents can give: the walk stops below it.
 _Node = tuple[int, list[_Wildcard], "_GramIndex | None", int, int]
 
+#: Checks are answered by scans until they have cost about what building the
+#: indexes costs (ski rental): a scan costs one unit plus one per rule walked,
+#: building the indexes about this many units per rule. A site asked a few
+#: times never pays for the indexes; one asked often pays at most about twice.
+_INDEX_COST = 16
+#: Above this many rules the indexes are built on the first check: a scan
+#: would cost more than an indexed check for every check before the switch.
+_SCANNED_RULES = 64
+
 
 class RuleSet:
     """The compiled rules of one selected group (or of the merged * groups).
 
-    All plain prefixes and all '*' pattern heads are one sorted list of keys:
-    a check is one bisect, then a walk up the chain of keys that are prefixes
-    of the path, which stops as soon as nothing left on it can beat the best
-    rank found.
+    The rules are kept best rank first with their heads, so that a check can
+    be a scan: one ``str.startswith`` over all heads (usually no head fits the
+    path, and the answer is "no rule"), else a walk down to the first rule that
+    matches, which decides. After a few checks (or at once for a big group)
+    all plain prefixes and all '*' pattern heads become one sorted list of
+    keys: a check is one bisect, then a walk up the chain of keys that are
+    prefixes of the path, which stops as soon as nothing left on it can beat
+    the best rank found. Both give the same answers.
     """
 
     __slots__ = (
-        "_by_rank",
+        "_budget",
         "_exact",
-        "_indexed",
+        "_heads",
+        "_items",
         "_keys",
         "_nodes",
         "_parents",
@@ -270,87 +330,100 @@ class RuleSet:
     def __init__(self, rules: Iterable[tuple[bool, str, int]]) -> None:
         """``rules``: (allow, normalised pattern, line) of the group(s), as ``Rule`` or tuples.
 
-        The indexes are built on the first question (a group the crawler never asks about
-        costs nothing more).
+        Built on the first question about the group (a group the crawler never
+        asks about costs nothing more).
         """
         self._rules = list(rules)
-        # SPEC A5: an empty value matches nothing (Google gives it priority 0, which never
-        # decides); a derived index.html pattern exists only for a non-empty one.
-        self.empty = not any(pattern for _allow, pattern, _line in self._rules)
-        self._indexed = False
+        items: list[_Item] = []
+        append = items.append
+        for allow, pattern, line in self._rules:
+            # SPEC A5: an empty value matches nothing (Google gives it priority
+            # 0, which never decides).
+            if not pattern:
+                continue
+            # _rank, inlined: this loop runs once per rule of every group asked.
+            line_order = ALLOW_BIT - 1 - line if line < ALLOW_BIT else 0
+            append(
+                _item(
+                    (len(pattern) << (_LINE_BITS + 1)) | (allow << _LINE_BITS) | line_order, pattern
+                )
+            )
+            if allow and "/index.htm" in pattern:
+                derived = _index_html_pattern(pattern)
+                if derived is not None:
+                    append(_item(_rank(True, derived, line), derived))
+        # By rank alone: equal ranks (rules given the same line) keep their order.
+        items.sort(key=_rank_of, reverse=True)
+        self._items = items
+        self._heads = tuple([item[1] for item in items])
+        self.empty = not items
+        self._budget = _INDEX_COST * len(items) if len(items) <= _SCANNED_RULES else 0
+        self._nodes: list[_Node] | None = None
 
-    def _index(self) -> None:
-        """Build the indexes ``rank`` walks."""
-        self._indexed = True
+    def _index(self) -> list[_Node]:
+        """Build the indexes ``rank`` walks once the scans are spent."""
         # Plain patterns ("/a/b", or "/a/b*"): prefix match; best rank per prefix.
         prefix: dict[str, int] = {}
         # "/a/b$" with no '*': equality with the path.
         exact: dict[str, int] = {}
         # Other patterns with '*': by the literal text before the first '*'.
         wild: dict[str, list[_Wildcard]] = {}
-        # Rules as given, by rank: ``best`` turns a rank back into its Rule.
-        self._by_rank: dict[int, tuple[bool, str, int]] = {}
-        by_rank = self._by_rank
-        expanded = list(self._rules)
-        for allow, pattern, line in self._rules:
-            derived = _index_html_pattern(pattern) if allow and "/index.htm" in pattern else None
-            if derived is not None:
-                expanded.append((True, derived, line))
-        for rule in expanded:
-            allow, pattern, line = rule
-            if not pattern:
-                continue
-            # _rank, inlined: this loop runs once per rule of every file asked twice.
-            line_order = ALLOW_BIT - 1 - line if line < ALLOW_BIT else 0
-            rank = (len(pattern) << (_LINE_BITS + 1)) | (allow << _LINE_BITS) | line_order
-            by_rank[rank] = rule
-            if "*" not in pattern and pattern[-1] != "$":
-                # The usual rule, a plain prefix.
-                if prefix.get(pattern, -1) < rank:
-                    prefix[pattern] = rank
-                continue
-            anchored = pattern[-1] == "$"
-            body = pattern[:-1] if anchored else pattern
-            if "*" not in body:
-                table = exact if anchored else prefix
-                if table.get(body, -1) < rank:
-                    table[body] = rank
-                continue
-            if anchored and body[-1] == "*":
-                anchored = False  # "...*$": the '*' runs to the end anyway
-            head, *rest = body.split("*")
-            segments = tuple(filter(None, rest))
-            if segments:
-                wild.setdefault(head, []).append(_wildcard(rank, segments, anchored))
-            elif prefix.get(head, -1) < rank:
-                # No literal after any '*' ("/a*", "/a**$"): a prefix match of the
-                # head, with the whole pattern's priority.
-                prefix[head] = rank
+        # Best rank first: the first rank stored per key is its best, and each
+        # key's '*' patterns come best first.
+        for rank, head, tail in self._items:
+            if tail is None:
+                if head not in prefix:
+                    prefix[head] = rank
+            elif tail.kind == _EXACT:
+                if head not in exact:
+                    exact[head] = rank
+            elif head in wild:
+                wild[head].append(tail)
+            else:
+                wild[head] = [tail]
         self._exact = exact
         self._keys = sorted(prefix.keys() | wild.keys())
         self._parents = _prefix_parents(self._keys)
-        self._nodes: list[_Node] = []
-        nodes = self._nodes
+        nodes: list[_Node] = []
         for key, parent in zip(self._keys, self._parents, strict=True):
             prefix_rank = prefix.get(key, -1)
             items = wild.get(key, _NO_ITEMS)
             grams = None
             best_here = prefix_rank
             if items:
-                items.sort(key=_by_rank, reverse=True)
                 best_here = max(prefix_rank, items[0].rank)
                 if len(items) > _SCAN_MAX:
                     items, grams = _NO_ITEMS, _GramIndex(items)
             chain_max = best_here if parent < 0 else max(best_here, nodes[parent][4])
             nodes.append((prefix_rank, items, grams, parent, chain_max))
+        self._nodes = nodes
+        return nodes
 
     def rank(self, path: str) -> int:
         """The deciding rule's rank for ``path`` (SPEC A6), or -1 when no rule matches.
 
         The rule allows when ``rank & ALLOW_BIT``; ``best`` gives the rule itself.
         """
-        if not self._indexed:
-            self._index()
+        nodes = self._nodes
+        if nodes is None:
+            budget = self._budget
+            if budget <= 0:
+                nodes = self._index()
+            elif not path.startswith(self._heads):
+                # No rule's head fits: no rule matches.
+                self._budget = budget - 1
+                return -1
+            else:
+                # Best rank first: the first rule that matches decides.
+                rules = self._items
+                for walked, (rank, head, tail) in enumerate(rules):
+                    if path.startswith(head) and (
+                        tail is None or _tail_matches(tail, path, len(head))
+                    ):
+                        self._budget = budget - 2 - walked
+                        return rank
+                self._budget = budget - 1 - len(rules)
+                return -1
         exact = self._exact
         floor = exact.get(path, -1) if exact else -1
         keys = self._keys
@@ -359,7 +432,6 @@ class RuleSet:
         while i >= 0 and not path.startswith(keys[i]):
             i = parents[i]
         # Every key up the chain from here is a prefix of the path too.
-        nodes = self._nodes
         while i >= 0:
             prefix_rank, items, grams, parent, chain_max = nodes[i]
             if chain_max <= floor:
@@ -375,10 +447,18 @@ class RuleSet:
 
     def best(self, path: str) -> Rule | None:
         """The deciding rule for ``path`` (SPEC A6), or None when no rule matches."""
-        if not self._indexed:
-            self._index()
-        found = self._by_rank.get(self.rank(path))
-        return None if found is None else Rule(*found)
+        rank = self.rank(path)
+        if rank < 0:
+            return None
+        # Explanations only: find the rule (or the index.html pattern derived
+        # from it) that has this rank.
+        for allow, pattern, line in self._rules:
+            if pattern and _rank(allow, pattern, line) == rank:
+                return Rule(allow, pattern, line)
+            derived = _index_html_pattern(pattern) if allow else None
+            if derived is not None and _rank(True, derived, line) == rank:
+                return Rule(True, derived, line)
+        raise AssertionError(f"no rule has rank {rank}")
 
 
 def _match_segments(path: str, pos: int, segments: tuple[str, ...], anchored: bool) -> bool:
