@@ -170,26 +170,6 @@ def _index_html_pattern(pattern: str) -> str | None:
     return None
 
 
-def _prefix_parents(keys: list[str]) -> list[int]:
-    """For sorted ``keys``: the index of the longest other key that is a prefix of each, or -1.
-
-    This makes "which keys are prefixes of a path" O(log n) plus their count:
-    every key that is a prefix of ``path`` sorts at or before it, and the
-    greatest key <= ``path`` starts with each of them (anything between a
-    prefix of ``path`` and ``path`` starts with that prefix). So they are that
-    key's chain of parents, and the walk stops at the first that fits: no scan
-    over the whole set, however many rules a file has.
-    """
-    parents: list[int] = []
-    chain: list[int] = []
-    for i, key in enumerate(keys):
-        while chain and not key.startswith(keys[chain[-1]]):
-            chain.pop()
-        parents.append(chain[-1] if chain else -1)
-        chain.append(i)
-    return parents
-
-
 def _first(items: list[_Wildcard], path: str, start: int, floor: int) -> int:
     """The rank of the first item of ``items`` (best rank first) above ``floor``
     that matches ``path`` after its head (which ends at ``start``), else ``floor``."""
@@ -292,11 +272,17 @@ def _item(rank: int, pattern: str) -> _Item:
 # - the best rank this key and its parents can give: the walk stops below it.
 _Node = tuple[int, list[_Wildcard], "_GramIndex | None", int, int]
 
-#: Checks are answered by scans until they have cost about what building the
-#: indexes costs (ski rental): a scan costs one unit plus one per rule walked,
-#: building the indexes about this many units per rule. A site asked a few
-#: times never pays for the indexes; one asked often pays at most about twice.
-_INDEX_COST = 16
+
+def _index_html_items(rules: list[tuple[bool, str, int]]) -> list[_Item]:
+    """The '$' patterns the index.html rules of ``rules`` derive (SPEC A6)."""
+    items: list[_Item] = []
+    for allow, pattern, line in rules:
+        derived = _index_html_pattern(pattern) if allow else None
+        if derived is not None:
+            items.append(_item(_rank(True, derived, line), derived))
+    return items
+
+
 #: Above this many rules the indexes are built on the first check: a scan
 #: would cost more than an indexed check for every check before the switch.
 _SCANNED_RULES = 64
@@ -306,7 +292,7 @@ class RuleSet:
     """The compiled rules of one selected group (or of the merged * groups).
 
     The rules are kept best rank first with their heads, so that a check can
-    be a scan: one ``str.startswith`` over all heads (usually no head fits the
+    be a scan: one ``str.startswith`` over all heads (often no head fits the
     path, and the answer is "no rule"), else a walk down to the first rule that
     matches, which decides. After a few checks (or at once for a big group)
     all plain prefixes and all '*' pattern heads become one sorted list of
@@ -323,6 +309,7 @@ class RuleSet:
         "_keys",
         "_nodes",
         "_parents",
+        "_plain",
         "_rules",
         "empty",
     )
@@ -333,31 +320,44 @@ class RuleSet:
         Built on the first question about the group (a group the crawler never
         asks about costs nothing more).
         """
-        self._rules = list(rules)
-        items: list[_Item] = []
-        append = items.append
-        for allow, pattern, line in self._rules:
+        self._rules = given = list(rules)
+        patterns = [rule[1] for rule in given]
+        # All patterns at once, to test for what few groups have.
+        text = "\n".join(patterns)
+        # _rank, inlined: this runs once per rule of every group asked.
+        items: list[_Item] = [
+            (
+                (len(pattern) << (_LINE_BITS + 1))
+                | (allow << _LINE_BITS)
+                | (ALLOW_BIT - 1 - line if line < ALLOW_BIT else 0),
+                pattern,
+                None,
+            )
+            for allow, pattern, line in given
+        ]
+        plain = "*" not in text and "$" not in text
+        if not plain or not all(patterns):
             # SPEC A5: an empty value matches nothing (Google gives it priority
             # 0, which never decides).
-            if not pattern:
-                continue
-            # _rank, inlined: this loop runs once per rule of every group asked.
-            line_order = ALLOW_BIT - 1 - line if line < ALLOW_BIT else 0
-            append(
-                _item(
-                    (len(pattern) << (_LINE_BITS + 1)) | (allow << _LINE_BITS) | line_order, pattern
-                )
-            )
-            if allow and "/index.htm" in pattern:
-                derived = _index_html_pattern(pattern)
-                if derived is not None:
-                    append(_item(_rank(True, derived, line), derived))
+            items = [_item(item[0], item[1]) for item in items if item[1]]
+        if "/index.htm" in text:
+            derived = _index_html_items(given)
+            if derived:
+                items += derived
+                plain = False
         # By rank alone: equal ranks (rules given the same line) keep their order.
         items.sort(key=_rank_of, reverse=True)
         self._items = items
         self._heads = tuple([item[1] for item in items])
         self.empty = not items
-        self._budget = _INDEX_COST * len(items) if len(items) <= _SCANNED_RULES else 0
+        self._plain = plain
+        # Rules the scans may still walk. A rule set answers checks by scans
+        # until they have walked about as many rules as it has (a check no head
+        # fits counts one): by then they have cost about what building the
+        # indexes costs (ski rental; measured on the corpus, switching later
+        # made a site's first 16 checks slower). A site asked once or twice
+        # never pays for the indexes.
+        self._budget = len(items) if len(items) <= _SCANNED_RULES else 0
         self._nodes: list[_Node] | None = None
 
     def _index(self) -> list[_Node]:
@@ -368,25 +368,47 @@ class RuleSet:
         exact: dict[str, int] = {}
         # Other patterns with '*': by the literal text before the first '*'.
         wild: dict[str, list[_Wildcard]] = {}
-        # Best rank first: the first rank stored per key is its best, and each
-        # key's '*' patterns come best first.
-        for rank, head, tail in self._items:
-            if tail is None:
-                if head not in prefix:
-                    prefix[head] = rank
-            elif tail.kind == _EXACT:
-                if head not in exact:
-                    exact[head] = rank
-            elif head in wild:
-                wild[head].append(tail)
-            else:
-                wild[head] = [tail]
+        if self._plain:
+            # Reversed, the best rank per key is stored last.
+            prefix = {head: rank for rank, head, _tail in reversed(self._items)}
+        else:
+            # Best rank first: the first rank stored per key is its best, and
+            # each key's '*' patterns come best first.
+            for rank, head, tail in self._items:
+                if tail is None:
+                    if head not in prefix:
+                        prefix[head] = rank
+                elif tail.kind == _EXACT:
+                    if head not in exact:
+                        exact[head] = rank
+                elif head in wild:
+                    wild[head].append(tail)
+                else:
+                    wild[head] = [tail]
         self._exact = exact
-        self._keys = sorted(prefix.keys() | wild.keys())
-        self._parents = _prefix_parents(self._keys)
+        keys = self._keys = sorted(prefix.keys() | wild.keys() if wild else prefix)
+        # Each key's parent: the longest other key that is a prefix of it, or
+        # -1. This makes "which keys are prefixes of a path" O(log n) plus their
+        # count: every key that is a prefix of ``path`` sorts at or before it,
+        # and the greatest key <= ``path`` starts with each of them (anything
+        # between a prefix of ``path`` and ``path`` starts with that prefix). So
+        # they are that key's chain of parents, and the walk stops at the first
+        # that fits: no scan over the whole set, however many rules a file has.
+        parents: list[int] = []
+        self._parents = parents
+        chain: list[int] = []  # the keys before this one that are prefixes of each other
         nodes: list[_Node] = []
-        for key, parent in zip(self._keys, self._parents, strict=True):
+        for i, key in enumerate(keys):
+            while chain and not key.startswith(keys[chain[-1]]):
+                chain.pop()
+            parent = chain[-1] if chain else -1
+            parents.append(parent)
+            chain.append(i)
             prefix_rank = prefix.get(key, -1)
+            if not wild:
+                # Plain prefixes only: a parent is shorter, so ranks lower.
+                nodes.append((prefix_rank, _NO_ITEMS, None, parent, prefix_rank))
+                continue
             items = wild.get(key, _NO_ITEMS)
             grams = None
             best_here = prefix_rank

@@ -1,19 +1,30 @@
 """The compiled matcher against direct transcriptions of Google's algorithms.
 
 ``reference_allowed`` walks every rule over the path with Google's
-position-set matching (O(pattern x path), no indexes); the RuleSet indexes
-(one sorted list of prefixes and '*' heads, gram index) must give
-the same answers. ``google_path`` is Google's GetPathParamsQuery, against which
-the URL side (and the base cache of ``RobotsTxt.allowed``) is checked.
+position-set matching (O(pattern x path), no indexes); a RuleSet's scans (its
+first checks) and its indexes (one sorted list of prefixes and '*' heads, gram
+index; built once the scans are spent) must both give the same answers.
+``google_path`` is Google's GetPathParamsQuery, against which the URL side (and
+the base cache of ``RobotsTxt.allowed``) is checked.
 """
 
 from __future__ import annotations
+
+import gzip
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scrapy_rep import RobotsTxt
-from scrapy_rep.matcher import ALLOW_BIT, Rule, RuleSet, path_params_query, read_path
+from scrapy_rep.matcher import (
+    _SCANNED_RULES,
+    ALLOW_BIT,
+    Rule,
+    RuleSet,
+    path_params_query,
+    read_path,
+)
 
 
 def google_path(url: str) -> str:
@@ -94,6 +105,72 @@ def test_ruleset_equals_google_algorithm(rules: list[Rule], checks: list[str]) -
         assert (rank < 0 or rank & ALLOW_BIT != 0) == expected_allowed, (rules, path, rank)
         if expected_priority > 0:
             assert best is not None and best.priority == expected_priority
+
+
+def indexed(rules: list[Rule]) -> RuleSet:
+    """A RuleSet asked until its scans are spent and it answers from its indexes."""
+    ruleset = RuleSet(rules)
+    checks = 0
+    while ruleset._nodes is None:
+        ruleset.rank("/")
+        checks += 1
+    # Every check spends at least one unit of a budget of one per rule (and per
+    # index.html rule's derived pattern).
+    assert checks <= 2 * len(rules) + 1
+    return ruleset
+
+
+@settings(max_examples=1000, deadline=None)
+@given(rule_lists, st.lists(paths, min_size=1, max_size=8))
+def test_scan_and_indexes_give_the_same_answers(rules: list[Rule], checks: list[str]) -> None:
+    answers_from_indexes = indexed(rules)
+    for path in checks:
+        # A fresh rule set answers its first check by a scan.
+        fresh = RuleSet(rules)
+        assert fresh.rank(path) == answers_from_indexes.rank(path), (rules, path)
+        assert RuleSet(rules).best(path) == answers_from_indexes.best(path), (rules, path)
+
+
+def test_index_html_rules_by_scan_and_by_indexes() -> None:
+    rules = [
+        Rule(True, "/d/index.html", 1),
+        Rule(False, "/d/", 2),
+        Rule(True, "/e/index.htm*", 3),
+        Rule(False, "/e", 4),
+        Rule(False, "/f/index.html", 5),  # a disallow derives nothing
+    ]
+    answers_from_indexes = indexed(rules)
+    for path in ["/d/", "/d/x", "/d/index.html", "/e/", "/e/index.htmx", "/e/x", "/f/", "/"]:
+        expected = reference_allowed(rules, path)[0]
+        for ruleset in (RuleSet(rules), answers_from_indexes):
+            best = ruleset.best(path)
+            assert (best is None or best.allow) == expected, (path, best)
+    assert RuleSet(rules).best("/d/") == Rule(True, "/d/$", 1)
+
+
+SAMPLE_DIR = Path(__file__).resolve().parent / "data" / "corpus_sample"
+
+
+def test_real_files_by_scan_and_by_indexes() -> None:
+    # Every group of every sample file that scans (bigger ones build their
+    # indexes on the first check), asked for paths made from its own patterns:
+    # fresh rule sets (scans) and spent ones (indexes) agree.
+    compared = 0
+    for file in sorted(p for p in SAMPLE_DIR.rglob("*") if p.is_file() and p.suffix != ".md"):
+        body = file.read_bytes()
+        robots = RobotsTxt.parse(gzip.decompress(body) if file.suffix == ".gz" else body)
+        for group in robots.groups:
+            rules = [Rule(*rule) for rule in group.rules]
+            if len(rules) > _SCANNED_RULES:
+                continue
+            answers_from_indexes = indexed(rules)
+            for _allow, pattern, _line in rules:
+                base = pattern.replace("*", "x").rstrip("$") or "/"
+                for path in (base, base + "/y", base[:-1] or "/", "/zz" + base):
+                    fresh = RuleSet(rules).rank(path)
+                    assert fresh == answers_from_indexes.rank(path), (file, pattern, path)
+                    compared += 1
+    assert compared > 5_000
 
 
 def test_large_wildcard_bucket_uses_index_and_agrees() -> None:
