@@ -4,9 +4,9 @@ Google's matcher walks every pattern over every path (O(pattern x path) each,
 re-run per rule). Here a group's rules are compiled once into indexes so that
 a check costs about the same whatever the number of plain prefix rules, and
 wildcard patterns are matched segment by segment with ``str.find`` (linear,
-no backtracking regex: a hostile pattern cannot go super-linear). A rule set
-answers its first few checks by a scan of its rules, best first, and builds the
-indexes only then (at once for a big one): see ``RuleSet``.
+no backtracking regex: a hostile pattern cannot go super-linear). A small group
+of plain prefixes answers its first check by trying every rule and builds its
+indexes on the next one: see ``RuleSet``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 from bisect import bisect_right as _bisect_right
 from collections.abc import Iterable
-from operator import itemgetter
 from typing import NamedTuple
 
 # Google's GetPathParamsQuery, as one match: an optional leading "//", then a
@@ -126,8 +125,8 @@ _FIND, _ENDS, _SEGMENTS, _EXACT = 0, 1, 2, 3
 class _Wildcard(NamedTuple):
     rank: int
     # _FIND: one segment anywhere ("/*?"); _ENDS: one segment ending the path
-    # ("/*.pdf$"); _SEGMENTS: anything else, by _match_segments; _EXACT (scans
-    # only): a "$" pattern without '*', the path must end with the head.
+    # ("/*.pdf$"); _SEGMENTS: anything else, by _match_segments; _EXACT (as an
+    # _Item's tail only): a "$" pattern without '*', the path equals the head.
     kind: int
     segment: str  # the first literal run after the head
     segments: tuple[str, ...]  # all literal runs after the head
@@ -141,20 +140,8 @@ def _wildcard(rank: int, segments: tuple[str, ...], anchored: bool) -> _Wildcard
     return _Wildcard(rank, kind, segments[0], segments, anchored)
 
 
-#: An _EXACT rule's tail (its rank is in its _Item).
+#: The tail of a "$" pattern without '*' (its rank is in its _Item).
 _EXACT_TAIL = _Wildcard(-1, _EXACT, "", (), True)
-
-
-def _tail_matches(tail: _Wildcard, path: str, start: int) -> bool:
-    """Does ``path`` match what follows a rule's head, which ends at ``start``?"""
-    kind = tail.kind
-    if kind == _FIND:
-        return path.find(tail.segment, start) >= 0
-    if kind == _ENDS:
-        return path.endswith(tail.segment) and len(path) - len(tail.segment) >= start
-    if kind == _EXACT:
-        return len(path) == start
-    return _match_segments(path, start, tail.segments, tail.anchored)
 
 
 def _by_rank(item: _Wildcard) -> int:
@@ -232,17 +219,18 @@ class _GramIndex:
         return _first(found, path, start, floor)
 
 
+#: The nodes of a small group of plain prefixes (``rank`` needs no others).
+_PREFIXES_ONLY: list[_Node] = []
 #: Shared by every key without '*' patterns; never modified.
 _NO_ITEMS: list[_Wildcard] = []
 
 
-# One rule as matched, best rank first in a rule set's list:
+# One rule as the indexes file it:
 # - its rank;
 # - its head: the literal text before the first '*' (the whole pattern, '$'
 #   dropped, when it has no '*'): every path it matches starts with it;
 # - what must match after the head, or None when the head decides alone.
 _Item = tuple[int, str, "_Wildcard | None"]
-_rank_of = itemgetter(0)
 
 
 def _item(rank: int, pattern: str) -> _Item:
@@ -283,34 +271,53 @@ def _index_html_items(rules: list[tuple[bool, str, int]]) -> list[_Item]:
     return items
 
 
-#: Above this many rules the indexes are built on the first check: a scan
-#: would cost more than an indexed check for every check before the switch.
+#: A small group of plain prefixes answers this many checks by trying every
+#: rule on the path: a site asked once never pays for the indexes. Measured on
+#: the corpus, more scans made a site's first 16 checks slower (an indexed
+#: check is cheaper than a scan of even a few rules), and so did scanning
+#: groups with '*' or '$' patterns (matching those costs more).
+_SCANNED_CHECKS = 1
+#: Up to this many rules (keys), a group of plain prefixes scans first and is
+#: indexed as one sorted list walked back from the path (see ``RuleSet.rank``).
 _SCANNED_RULES = 64
+
+
+def _scan(rules: list[tuple[bool, str, int]], path: str) -> int:
+    """``RuleSet.rank`` without indexes, for plain prefixes: every rule tried on ``path``."""
+    found = -1
+    for allow, pattern, line in rules:
+        # SPEC A5: an empty value matches nothing.
+        if pattern and path.startswith(pattern):
+            found = max(found, _rank(allow, pattern, line))
+        elif allow and "/index.htm" in pattern:
+            # SPEC A6: the derived "/dir/$" matches "/dir/" alone.
+            derived = _index_html_pattern(pattern)
+            if derived is not None and path == derived[:-1]:
+                found = max(found, _rank(True, derived, line))
+    return found
 
 
 class RuleSet:
     """The compiled rules of one selected group (or of the merged * groups).
 
-    The rules are kept best rank first with their heads, so that a check can
-    be a scan: one ``str.startswith`` over all heads (often no head fits the
-    path, and the answer is "no rule"), else a walk down to the first rule that
-    matches, which decides. After a few checks (or at once for a big group)
-    all plain prefixes and all '*' pattern heads become one sorted list of
-    keys: a check is one bisect, then a walk up the chain of keys that are
-    prefixes of the path, which stops as soon as nothing left on it can beat
-    the best rank found. Both give the same answers.
+    All plain prefixes and all '*' pattern heads are one sorted list of keys:
+    a check is one bisect, then a walk up the chain of keys that are prefixes
+    of the path, which stops as soon as nothing left on it can beat the best
+    rank found. A small group of plain prefixes (most groups) answers its
+    first check by trying every rule instead, and its index is the sorted keys
+    alone, behind one ``str.startswith`` over all of them. All give the same
+    answers.
     """
 
     __slots__ = (
-        "_budget",
         "_exact",
-        "_heads",
-        "_items",
         "_keys",
         "_nodes",
         "_parents",
-        "_plain",
+        "_prefixes",
+        "_ranks",
         "_rules",
+        "_scans",
         "empty",
     )
 
@@ -320,71 +327,70 @@ class RuleSet:
         Built on the first question about the group (a group the crawler never
         asks about costs nothing more).
         """
-        self._rules = given = list(rules)
+        self._rules = list(rules)
+        patterns = [rule[1] for rule in self._rules]
+        # SPEC A5: an empty value matches nothing (Google gives it priority 0,
+        # which never decides).
+        self.empty = not any(patterns)
+        # Checks left to answer by a scan before the indexes are built: only a
+        # small group of plain prefixes scans cheaply.
+        self._scans = 0
+        if len(patterns) <= _SCANNED_RULES:
+            text = "\n".join(patterns)
+            if "*" not in text and "$" not in text:
+                self._scans = _SCANNED_CHECKS
+        self._nodes: list[_Node] | None = None
+
+    def _index(self) -> list[_Node]:
+        """Build the indexes ``rank`` walks once the scans are spent."""
+        given = self._rules
         patterns = [rule[1] for rule in given]
         # All patterns at once, to test for what few groups have.
         text = "\n".join(patterns)
-        # _rank, inlined: this runs once per rule of every group asked.
-        items: list[_Item] = [
+        # _rank, inlined: this runs once per rule of every group asked often.
+        ranked = [
             (
                 (len(pattern) << (_LINE_BITS + 1))
                 | (allow << _LINE_BITS)
                 | (ALLOW_BIT - 1 - line if line < ALLOW_BIT else 0),
                 pattern,
-                None,
             )
             for allow, pattern, line in given
+            if pattern  # SPEC A5: an empty value matches nothing.
         ]
-        plain = "*" not in text and "$" not in text
-        if not plain or not all(patterns):
-            # SPEC A5: an empty value matches nothing (Google gives it priority
-            # 0, which never decides).
-            items = [_item(item[0], item[1]) for item in items if item[1]]
-        if "/index.htm" in text:
-            derived = _index_html_items(given)
-            if derived:
-                items += derived
-                plain = False
-        # By rank alone: equal ranks (rules given the same line) keep their order.
-        items.sort(key=_rank_of, reverse=True)
-        self._items = items
-        self._heads = tuple([item[1] for item in items])
-        self.empty = not items
-        self._plain = plain
-        # Rules the scans may still walk. A rule set answers checks by scans
-        # until they have walked about as many rules as it has (a check no head
-        # fits counts one): by then they have cost about what building the
-        # indexes costs (ski rental; measured on the corpus, switching later
-        # made a site's first 16 checks slower). A site asked once or twice
-        # never pays for the indexes.
-        self._budget = len(items) if len(items) <= _SCANNED_RULES else 0
-        self._nodes: list[_Node] | None = None
-
-    def _index(self) -> list[_Node]:
-        """Build the indexes ``rank`` walks once the scans are spent."""
         # Plain patterns ("/a/b", or "/a/b*"): prefix match; best rank per prefix.
         prefix: dict[str, int] = {}
         # "/a/b$" with no '*': equality with the path.
         exact: dict[str, int] = {}
         # Other patterns with '*': by the literal text before the first '*'.
         wild: dict[str, list[_Wildcard]] = {}
-        if self._plain:
-            # Reversed, the best rank per key is stored last.
-            prefix = {head: rank for rank, head, _tail in reversed(self._items)}
+        if "*" not in text and "$" not in text and "/index.htm" not in text:
+            # The usual group: plain prefixes only (no index.html rule, which
+            # derives a '$' pattern). Sorted, the best rank per key comes last.
+            ranked.sort()
+            prefix = dict([(pattern, rank) for rank, pattern in ranked])
+            if len(prefix) <= _SCANNED_RULES:
+                self._keys = sorted(prefix)
+                self._ranks = [prefix[key] for key in self._keys]
+                self._prefixes = tuple(self._keys)
+                self._nodes = _PREFIXES_ONLY
+                return _PREFIXES_ONLY
+            entries: list[_Item] = []
         else:
-            # Best rank first: the first rank stored per key is its best, and
-            # each key's '*' patterns come best first.
-            for rank, head, tail in self._items:
-                if tail is None:
-                    if head not in prefix:
-                        prefix[head] = rank
-                elif tail.kind == _EXACT:
-                    if head not in exact:
-                        exact[head] = rank
-                elif head in wild:
-                    wild[head].append(tail)
-                else:
-                    wild[head] = [tail]
+            entries = [_item(rank, pattern) for rank, pattern in ranked]
+            if "/index.htm" in text:
+                entries += _index_html_items(given)
+        for rank, head, tail in entries:
+            if tail is None:
+                if prefix.get(head, -1) < rank:
+                    prefix[head] = rank
+            elif tail.kind == _EXACT:
+                if exact.get(head, -1) < rank:
+                    exact[head] = rank
+            elif head in wild:
+                wild[head].append(tail)
+            else:
+                wild[head] = [tail]
         self._exact = exact
         keys = self._keys = sorted(prefix.keys() | wild.keys() if wild else prefix)
         # Each key's parent: the longest other key that is a prefix of it, or
@@ -413,6 +419,7 @@ class RuleSet:
             grams = None
             best_here = prefix_rank
             if items:
+                items.sort(key=_by_rank, reverse=True)
                 best_here = max(prefix_rank, items[0].rank)
                 if len(items) > _SCAN_MAX:
                     items, grams = _NO_ITEMS, _GramIndex(items)
@@ -428,24 +435,21 @@ class RuleSet:
         """
         nodes = self._nodes
         if nodes is None:
-            budget = self._budget
-            if budget <= 0:
-                nodes = self._index()
-            elif not path.startswith(self._heads):
-                # No rule's head fits: no rule matches.
-                self._budget = budget - 1
+            if self._scans:
+                self._scans -= 1
+                return _scan(self._rules, path)
+            nodes = self._index()
+        if nodes is _PREFIXES_ONLY:
+            # The longest prefix decides: it is the greatest key <= path that
+            # is a prefix of it (the keys between it and the path all extend
+            # it; few, with so few keys).
+            if not path.startswith(self._prefixes):
                 return -1
-            else:
-                # Best rank first: the first rule that matches decides.
-                rules = self._items
-                for walked, (rank, head, tail) in enumerate(rules):
-                    if path.startswith(head) and (
-                        tail is None or _tail_matches(tail, path, len(head))
-                    ):
-                        self._budget = budget - 2 - walked
-                        return rank
-                self._budget = budget - 1 - len(rules)
-                return -1
+            keys = self._keys
+            i = _bisect_right(keys, path) - 1
+            while not path.startswith(keys[i]):
+                i -= 1
+            return self._ranks[i]
         exact = self._exact
         floor = exact.get(path, -1) if exact else -1
         keys = self._keys
