@@ -119,14 +119,13 @@ def _rank(allow: bool, pattern: str, line: int) -> int:
 
 
 # How a '*' pattern's segments after its head are matched (see _Wildcard.kind).
-_FIND, _ENDS, _SEGMENTS, _EXACT = 0, 1, 2, 3
+_FIND, _ENDS, _SEGMENTS = 0, 1, 2
 
 
 class _Wildcard(NamedTuple):
     rank: int
     # _FIND: one segment anywhere ("/*?"); _ENDS: one segment ending the path
-    # ("/*.pdf$"); _SEGMENTS: anything else, by _match_segments; _EXACT (as an
-    # _Item's tail only): a "$" pattern without '*', the path equals the head.
+    # ("/*.pdf$"); _SEGMENTS: anything else, by _match_segments.
     kind: int
     segment: str  # the first literal run after the head
     segments: tuple[str, ...]  # all literal runs after the head
@@ -138,10 +137,6 @@ def _wildcard(rank: int, segments: tuple[str, ...], anchored: bool) -> _Wildcard
     if len(segments) == 1:
         kind = _ENDS if anchored else _FIND
     return _Wildcard(rank, kind, segments[0], segments, anchored)
-
-
-#: The tail of a "$" pattern without '*' (its rank is in its _Item).
-_EXACT_TAIL = _Wildcard(-1, _EXACT, "", (), True)
 
 
 def _by_rank(item: _Wildcard) -> int:
@@ -225,32 +220,6 @@ _PREFIXES_ONLY: list[_Node] = []
 _NO_ITEMS: list[_Wildcard] = []
 
 
-# One rule as the indexes file it:
-# - its rank;
-# - its head: the literal text before the first '*' (the whole pattern, '$'
-#   dropped, when it has no '*'): every path it matches starts with it;
-# - what must match after the head, or None when the head decides alone.
-_Item = tuple[int, str, "_Wildcard | None"]
-
-
-def _item(rank: int, pattern: str) -> _Item:
-    """A non-empty normalised pattern as an ``_Item`` (SPEC A5)."""
-    if "*" not in pattern:
-        if pattern[-1] == "$":
-            return rank, pattern[:-1], _EXACT_TAIL
-        return rank, pattern, None
-    anchored = pattern[-1] == "$"
-    body = pattern[:-1] if anchored else pattern
-    head, *rest = body.split("*")
-    segments = tuple(filter(None, rest))
-    if not segments:
-        # No literal after any '*' ("/a*", "/a**$"): a prefix match of the
-        # head, with the whole pattern's priority.
-        return rank, head, None
-    # "...*$": the '*' runs to the end anyway.
-    return rank, head, _wildcard(rank, segments, anchored and body[-1] != "*")
-
-
 # What one key (a plain prefix, a '*' pattern's head, or both) contributes, as
 # a plain tuple (one per key):
 # - the rank of the best plain prefix rule equal to the key, or -1;
@@ -259,16 +228,6 @@ def _item(rank: int, pattern: str) -> _Item:
 # - the longest other key that is a prefix of this one, or -1;
 # - the best rank this key and its parents can give: the walk stops below it.
 _Node = tuple[int, list[_Wildcard], "_GramIndex | None", int, int]
-
-
-def _index_html_items(rules: list[tuple[bool, str, int]]) -> list[_Item]:
-    """The '$' patterns the index.html rules of ``rules`` derive (SPEC A6)."""
-    items: list[_Item] = []
-    for allow, pattern, line in rules:
-        derived = _index_html_pattern(pattern) if allow else None
-        if derived is not None:
-            items.append(_item(_rank(True, derived, line), derived))
-    return items
 
 
 #: A small group of plain prefixes answers this many checks by trying every
@@ -344,20 +303,8 @@ class RuleSet:
     def _index(self) -> list[_Node]:
         """Build the indexes ``rank`` walks once the scans are spent."""
         given = self._rules
-        patterns = [rule[1] for rule in given]
         # All patterns at once, to test for what few groups have.
-        text = "\n".join(patterns)
-        # _rank, inlined: this runs once per rule of every group asked often.
-        ranked = [
-            (
-                (len(pattern) << (_LINE_BITS + 1))
-                | (allow << _LINE_BITS)
-                | (ALLOW_BIT - 1 - line if line < ALLOW_BIT else 0),
-                pattern,
-            )
-            for allow, pattern, line in given
-            if pattern  # SPEC A5: an empty value matches nothing.
-        ]
+        text = "\n".join([rule[1] for rule in given])
         # Plain patterns ("/a/b", or "/a/b*"): prefix match; best rank per prefix.
         prefix: dict[str, int] = {}
         # "/a/b$" with no '*': equality with the path.
@@ -367,7 +314,19 @@ class RuleSet:
         if "*" not in text and "$" not in text and "/index.htm" not in text:
             # The usual group: plain prefixes only (no index.html rule, which
             # derives a '$' pattern). Sorted, the best rank per key comes last.
-            ranked.sort()
+            # (_rank, inlined: this runs once per rule of every group asked.)
+            ranked = sorted(
+                [
+                    (
+                        (len(pattern) << (_LINE_BITS + 1))
+                        | (allow << _LINE_BITS)
+                        | (ALLOW_BIT - 1 - line if line < ALLOW_BIT else 0),
+                        pattern,
+                    )
+                    for allow, pattern, line in given
+                    if pattern  # SPEC A5: an empty value matches nothing.
+                ]
+            )
             prefix = dict([(pattern, rank) for rank, pattern in ranked])
             if len(prefix) <= _SCANNED_RULES:
                 self._keys = sorted(prefix)
@@ -375,22 +334,42 @@ class RuleSet:
                 self._prefixes = tuple(self._keys)
                 self._nodes = _PREFIXES_ONLY
                 return _PREFIXES_ONLY
-            entries: list[_Item] = []
-        else:
-            entries = [_item(rank, pattern) for rank, pattern in ranked]
-            if "/index.htm" in text:
-                entries += _index_html_items(given)
-        for rank, head, tail in entries:
-            if tail is None:
-                if prefix.get(head, -1) < rank:
-                    prefix[head] = rank
-            elif tail.kind == _EXACT:
-                if exact.get(head, -1) < rank:
-                    exact[head] = rank
-            elif head in wild:
-                wild[head].append(tail)
-            else:
-                wild[head] = [tail]
+            given = []  # all filed in prefix
+        elif "/index.htm" in text:
+            given = list(given)
+            for allow, pattern, line in self._rules:
+                derived = _index_html_pattern(pattern) if allow else None
+                if derived is not None:
+                    given.append((True, derived, line))
+        for allow, pattern, line in given:
+            # SPEC A5: an empty value matches nothing.
+            if not pattern:
+                continue
+            # _rank, inlined: this loop runs once per rule of every group asked.
+            line_order = ALLOW_BIT - 1 - line if line < ALLOW_BIT else 0
+            rank = (len(pattern) << (_LINE_BITS + 1)) | (allow << _LINE_BITS) | line_order
+            if "*" not in pattern and pattern[-1] != "$":
+                # The usual rule, a plain prefix.
+                if prefix.get(pattern, -1) < rank:
+                    prefix[pattern] = rank
+                continue
+            anchored = pattern[-1] == "$"
+            body = pattern[:-1] if anchored else pattern
+            if "*" not in body:
+                table = exact if anchored else prefix
+                if table.get(body, -1) < rank:
+                    table[body] = rank
+                continue
+            if anchored and body[-1] == "*":
+                anchored = False  # "...*$": the '*' runs to the end anyway
+            head, *rest = body.split("*")
+            segments = tuple(filter(None, rest))
+            if segments:
+                wild.setdefault(head, []).append(_wildcard(rank, segments, anchored))
+            elif prefix.get(head, -1) < rank:
+                # No literal after any '*' ("/a*", "/a**$"): a prefix match of the
+                # head, with the whole pattern's priority.
+                prefix[head] = rank
         self._exact = exact
         keys = self._keys = sorted(prefix.keys() | wild.keys() if wild else prefix)
         # Each key's parent: the longest other key that is a prefix of it, or
