@@ -262,10 +262,10 @@ class RuleSet:
     All plain prefixes and all '*' pattern heads are one sorted list of keys:
     a check is one bisect, then a walk up the chain of keys that are prefixes
     of the path, which stops as soon as nothing left on it can beat the best
-    rank found. A small group of plain prefixes (most groups) answers its
-    first check by trying every rule instead, and its index is the sorted keys
-    alone, behind one ``str.startswith`` over all of them. All give the same
-    answers.
+    rank found. A small group of plain prefixes (about half the groups asked
+    on the corpus) answers its first check by trying every rule instead, and
+    its index is the sorted keys alone, behind one ``str.startswith`` over all
+    of them. All give the same answers.
     """
 
     __slots__ = (
