@@ -4,8 +4,9 @@ Google's matcher walks every pattern over every path (O(pattern x path) each,
 re-run per rule). Here a group's rules are compiled once into indexes so that
 a check costs about the same whatever the number of plain prefix rules, and
 wildcard patterns are matched segment by segment with ``str.find`` (linear,
-no backtracking regex: a hostile pattern cannot go super-linear). The indexes
-are built on a rule set's second question; the first is answered by a scan.
+no backtracking regex: a hostile pattern cannot go super-linear). A small group
+of plain prefixes answers its first check by trying every rule and builds its
+indexes on the next one: see ``RuleSet``.
 """
 
 from __future__ import annotations
@@ -151,26 +152,6 @@ def _index_html_pattern(pattern: str) -> str | None:
     return None
 
 
-def _prefix_parents(keys: list[str]) -> list[int]:
-    """For sorted ``keys``: the index of the longest other key that is a prefix of each, or -1.
-
-    This makes "which keys are prefixes of a path" O(log n) plus their count:
-    every key that is a prefix of ``path`` sorts at or before it, and the
-    greatest key <= ``path`` starts with each of them (anything between a
-    prefix of ``path`` and ``path`` starts with that prefix). So they are that
-    key's chain of parents, and the walk stops at the first that fits: no scan
-    over the whole set, however many rules a file has.
-    """
-    parents: list[int] = []
-    chain: list[int] = []
-    for i, key in enumerate(keys):
-        while chain and not key.startswith(keys[chain[-1]]):
-            chain.pop()
-        parents.append(chain[-1] if chain else -1)
-        chain.append(i)
-    return parents
-
-
 def _first(items: list[_Wildcard], path: str, start: int, floor: int) -> int:
     """The rank of the first item of ``items`` (best rank first) above ``floor``
     that matches ``path`` after its head (which ends at ``start``), else ``floor``."""
@@ -233,12 +214,14 @@ class _GramIndex:
         return _first(found, path, start, floor)
 
 
+#: The nodes of a small group of plain prefixes (``rank`` needs no others).
+_PREFIXES_ONLY: list[_Node] = []
 #: Shared by every key without '*' patterns; never modified.
 _NO_ITEMS: list[_Wildcard] = []
 
 
 # What one key (a plain prefix, a '*' pattern's head, or both) contributes, as
-# a plain tuple (one per key, built for every first check):
+# a plain tuple (one per key):
 # - the rank of the best plain prefix rule equal to the key, or -1;
 # - the key's '*' patterns, best rank first, when few ...
 # - ... or their gram index, when many;
@@ -247,63 +230,124 @@ _NO_ITEMS: list[_Wildcard] = []
 _Node = tuple[int, list[_Wildcard], "_GramIndex | None", int, int]
 
 
+#: A small group of plain prefixes answers this many checks by trying every
+#: rule on the path: a site asked once never pays for the indexes. Measured on
+#: the corpus, more scans made a site's first 16 checks slower (an indexed
+#: check is cheaper than a scan of even a few rules), and so did scanning
+#: groups with '*' or '$' patterns (matching those costs more).
+_SCANNED_CHECKS = 1
+#: Up to this many rules (keys), a group of plain prefixes scans first and is
+#: indexed as one sorted list walked back from the path (see ``RuleSet.rank``).
+_SCANNED_RULES = 64
+
+
+def _scan(rules: list[tuple[bool, str, int]], path: str) -> int:
+    """``RuleSet.rank`` without indexes, for plain prefixes: every rule tried on ``path``."""
+    found = -1
+    for allow, pattern, line in rules:
+        # SPEC A5: an empty value matches nothing.
+        if pattern and path.startswith(pattern):
+            found = max(found, _rank(allow, pattern, line))
+        elif allow and "/index.htm" in pattern:
+            # SPEC A6: the derived "/dir/$" matches "/dir/" alone.
+            derived = _index_html_pattern(pattern)
+            if derived is not None and path == derived[:-1]:
+                found = max(found, _rank(True, derived, line))
+    return found
+
+
 class RuleSet:
     """The compiled rules of one selected group (or of the merged * groups).
 
     All plain prefixes and all '*' pattern heads are one sorted list of keys:
     a check is one bisect, then a walk up the chain of keys that are prefixes
     of the path, which stops as soon as nothing left on it can beat the best
-    rank found.
+    rank found. A small group of plain prefixes (about half the groups asked
+    on the corpus) answers its first check by trying every rule instead, and
+    its index is the sorted keys alone, behind one ``str.startswith`` over all
+    of them. All give the same answers.
     """
 
     __slots__ = (
-        "_by_rank",
         "_exact",
-        "_indexed",
         "_keys",
         "_nodes",
         "_parents",
+        "_prefixes",
+        "_ranks",
         "_rules",
+        "_scans",
         "empty",
     )
 
     def __init__(self, rules: Iterable[tuple[bool, str, int]]) -> None:
         """``rules``: (allow, normalised pattern, line) of the group(s), as ``Rule`` or tuples.
 
-        The indexes are built on the first question (a group the crawler never asks about
-        costs nothing more).
+        Built on the first question about the group (a group the crawler never
+        asks about costs nothing more).
         """
         self._rules = list(rules)
-        # SPEC A5: an empty value matches nothing (Google gives it priority 0, which never
-        # decides); a derived index.html pattern exists only for a non-empty one.
-        self.empty = not any(pattern for _allow, pattern, _line in self._rules)
-        self._indexed = False
+        patterns = [rule[1] for rule in self._rules]
+        # SPEC A5: an empty value matches nothing (Google gives it priority 0,
+        # which never decides).
+        self.empty = not any(patterns)
+        # Checks left to answer by a scan before the indexes are built: only a
+        # small group of plain prefixes scans cheaply.
+        self._scans = 0
+        if len(patterns) <= _SCANNED_RULES:
+            text = "\n".join(patterns)
+            if "*" not in text and "$" not in text:
+                self._scans = _SCANNED_CHECKS
+        self._nodes: list[_Node] | None = None
 
-    def _index(self) -> None:
-        """Build the indexes ``rank`` walks."""
-        self._indexed = True
+    def _index(self) -> list[_Node]:
+        """Build the indexes ``rank`` walks once the scans are spent."""
+        given = self._rules
+        # All patterns at once, to test for what few groups have.
+        text = "\n".join([rule[1] for rule in given])
         # Plain patterns ("/a/b", or "/a/b*"): prefix match; best rank per prefix.
         prefix: dict[str, int] = {}
         # "/a/b$" with no '*': equality with the path.
         exact: dict[str, int] = {}
         # Other patterns with '*': by the literal text before the first '*'.
         wild: dict[str, list[_Wildcard]] = {}
-        # Rules as given, by rank: ``best`` turns a rank back into its Rule.
-        self._by_rank: dict[int, tuple[bool, str, int]] = {}
-        by_rank = self._by_rank
-        expanded = list(self._rules)
-        for allow, pattern, line in self._rules:
-            derived = _index_html_pattern(pattern) if allow and "/index.htm" in pattern else None
-            if derived is not None:
-                expanded.append((True, derived, line))
-        for rule in expanded:
-            allow, pattern, line = rule
+        if "*" not in text and "$" not in text and "/index.htm" not in text:
+            # The usual group: plain prefixes only (no index.html rule, which
+            # derives a '$' pattern). Sorted, the best rank per key comes last.
+            # (_rank, inlined: this runs once per rule of every group asked.)
+            ranked = sorted(
+                [
+                    (
+                        (len(pattern) << (_LINE_BITS + 1))
+                        | (allow << _LINE_BITS)
+                        | (ALLOW_BIT - 1 - line if line < ALLOW_BIT else 0),
+                        pattern,
+                    )
+                    for allow, pattern, line in given
+                    if pattern  # SPEC A5: an empty value matches nothing.
+                ]
+            )
+            prefix = dict([(pattern, rank) for rank, pattern in ranked])
+            if len(prefix) <= _SCANNED_RULES:
+                self._keys = sorted(prefix)
+                self._ranks = [prefix[key] for key in self._keys]
+                self._prefixes = tuple(self._keys)
+                self._nodes = _PREFIXES_ONLY
+                return _PREFIXES_ONLY
+            given = []  # all filed in prefix
+        elif "/index.htm" in text:
+            given = list(given)
+            for allow, pattern, line in self._rules:
+                derived = _index_html_pattern(pattern) if allow else None
+                if derived is not None:
+                    given.append((True, derived, line))
+        for allow, pattern, line in given:
+            # SPEC A5: an empty value matches nothing.
             if not pattern:
                 continue
-            # _rank, inlined: this loop runs once per rule of every file asked twice.
+            # _rank, inlined: this loop runs once per rule of every group asked.
             line_order = ALLOW_BIT - 1 - line if line < ALLOW_BIT else 0
             rank = (len(pattern) << (_LINE_BITS + 1)) | (allow << _LINE_BITS) | line_order
-            by_rank[rank] = rule
             if "*" not in pattern and pattern[-1] != "$":
                 # The usual rule, a plain prefix.
                 if prefix.get(pattern, -1) < rank:
@@ -327,12 +371,29 @@ class RuleSet:
                 # head, with the whole pattern's priority.
                 prefix[head] = rank
         self._exact = exact
-        self._keys = sorted(prefix.keys() | wild.keys())
-        self._parents = _prefix_parents(self._keys)
-        self._nodes: list[_Node] = []
-        nodes = self._nodes
-        for key, parent in zip(self._keys, self._parents, strict=True):
+        keys = self._keys = sorted(prefix.keys() | wild.keys() if wild else prefix)
+        # Each key's parent: the longest other key that is a prefix of it, or
+        # -1. This makes "which keys are prefixes of a path" O(log n) plus their
+        # count: every key that is a prefix of ``path`` sorts at or before it,
+        # and the greatest key <= ``path`` starts with each of them (anything
+        # between a prefix of ``path`` and ``path`` starts with that prefix). So
+        # they are that key's chain of parents, and the walk stops at the first
+        # that fits: no scan over the whole set, however many rules a file has.
+        parents: list[int] = []
+        self._parents = parents
+        chain: list[int] = []  # the keys before this one that are prefixes of each other
+        nodes: list[_Node] = []
+        for i, key in enumerate(keys):
+            while chain and not key.startswith(keys[chain[-1]]):
+                chain.pop()
+            parent = chain[-1] if chain else -1
+            parents.append(parent)
+            chain.append(i)
             prefix_rank = prefix.get(key, -1)
+            if not wild:
+                # Plain prefixes only: a parent is shorter, so ranks lower.
+                nodes.append((prefix_rank, _NO_ITEMS, None, parent, prefix_rank))
+                continue
             items = wild.get(key, _NO_ITEMS)
             grams = None
             best_here = prefix_rank
@@ -343,14 +404,31 @@ class RuleSet:
                     items, grams = _NO_ITEMS, _GramIndex(items)
             chain_max = best_here if parent < 0 else max(best_here, nodes[parent][4])
             nodes.append((prefix_rank, items, grams, parent, chain_max))
+        self._nodes = nodes
+        return nodes
 
     def rank(self, path: str) -> int:
         """The deciding rule's rank for ``path`` (SPEC A6), or -1 when no rule matches.
 
         The rule allows when ``rank & ALLOW_BIT``; ``best`` gives the rule itself.
         """
-        if not self._indexed:
-            self._index()
+        nodes = self._nodes
+        if nodes is None:
+            if self._scans:
+                self._scans -= 1
+                return _scan(self._rules, path)
+            nodes = self._index()
+        if nodes is _PREFIXES_ONLY:
+            # The longest prefix decides: it is the greatest key <= path that
+            # is a prefix of it (the keys between it and the path all extend
+            # it; few, with so few keys).
+            if not path.startswith(self._prefixes):
+                return -1
+            keys = self._keys
+            i = _bisect_right(keys, path) - 1
+            while not path.startswith(keys[i]):
+                i -= 1
+            return self._ranks[i]
         exact = self._exact
         floor = exact.get(path, -1) if exact else -1
         keys = self._keys
@@ -359,7 +437,6 @@ class RuleSet:
         while i >= 0 and not path.startswith(keys[i]):
             i = parents[i]
         # Every key up the chain from here is a prefix of the path too.
-        nodes = self._nodes
         while i >= 0:
             prefix_rank, items, grams, parent, chain_max = nodes[i]
             if chain_max <= floor:
@@ -375,10 +452,18 @@ class RuleSet:
 
     def best(self, path: str) -> Rule | None:
         """The deciding rule for ``path`` (SPEC A6), or None when no rule matches."""
-        if not self._indexed:
-            self._index()
-        found = self._by_rank.get(self.rank(path))
-        return None if found is None else Rule(*found)
+        rank = self.rank(path)
+        if rank < 0:
+            return None
+        # Explanations only: find the rule (or the index.html pattern derived
+        # from it) that has this rank.
+        for allow, pattern, line in self._rules:
+            if pattern and _rank(allow, pattern, line) == rank:
+                return Rule(allow, pattern, line)
+            derived = _index_html_pattern(pattern) if allow else None
+            if derived is not None and _rank(True, derived, line) == rank:
+                return Rule(True, derived, line)
+        raise AssertionError(f"no rule has rank {rank}")
 
 
 def _match_segments(path: str, pos: int, segments: tuple[str, ...], anchored: bool) -> bool:

@@ -46,7 +46,8 @@ def is_valid_token(token: str) -> bool:
 
 def fold(token: str) -> str:
     """ASCII case folding, the comparison robots.txt tokens use."""
-    return token.translate(_ASCII_LOWER)
+    # str.lower() equals ASCII folding on ASCII text, and is several times faster.
+    return token.lower() if token.isascii() else token.translate(_ASCII_LOWER)
 
 
 class _Settings(Protocol):

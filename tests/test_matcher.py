@@ -1,19 +1,31 @@
 """The compiled matcher against direct transcriptions of Google's algorithms.
 
 ``reference_allowed`` walks every rule over the path with Google's
-position-set matching (O(pattern x path), no indexes); the RuleSet indexes
-(one sorted list of prefixes and '*' heads, gram index) must give
-the same answers. ``google_path`` is Google's GetPathParamsQuery, against which
-the URL side (and the base cache of ``RobotsTxt.allowed``) is checked.
+position-set matching (O(pattern x path), no indexes); a RuleSet's scans (its
+first checks) and its indexes (one sorted list of prefixes and '*' heads, gram
+index; built once the scans are spent) must both give the same answers.
+``google_path`` is Google's GetPathParamsQuery, against which the URL side (and
+the base cache of ``RobotsTxt.allowed``) is checked.
 """
 
 from __future__ import annotations
+
+import gzip
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scrapy_rep import RobotsTxt
-from scrapy_rep.matcher import ALLOW_BIT, Rule, RuleSet, path_params_query, read_path
+from scrapy_rep.matcher import (
+    _SCANNED_CHECKS,
+    _SCANNED_RULES,
+    ALLOW_BIT,
+    Rule,
+    RuleSet,
+    path_params_query,
+    read_path,
+)
 
 
 def google_path(url: str) -> str:
@@ -94,6 +106,97 @@ def test_ruleset_equals_google_algorithm(rules: list[Rule], checks: list[str]) -
         assert (rank < 0 or rank & ALLOW_BIT != 0) == expected_allowed, (rules, path, rank)
         if expected_priority > 0:
             assert best is not None and best.priority == expected_priority
+
+
+def indexed(rules: list[Rule]) -> RuleSet:
+    """A RuleSet asked until its scans are spent and it answers from its indexes."""
+    ruleset = RuleSet(rules)
+    checks = 0
+    while ruleset._nodes is None:
+        ruleset.rank("/")
+        checks += 1
+    # Only a small group of plain prefixes scans, and only its first checks.
+    assert checks <= _SCANNED_CHECKS + 1
+    return ruleset
+
+
+# Groups of plain prefixes (the ones that scan), with index.html rules.
+plain_rule_lists = st.lists(
+    st.tuples(
+        st.booleans(),
+        st.text(alphabet="/ab.?", max_size=8).map(lambda s: "/" + s),
+        st.sampled_from(["", "/index.html", "/index.htm"]),
+        st.integers(1, 9),
+    ).map(lambda t: Rule(t[0], t[1] + t[2], t[3])),
+    max_size=30,
+)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.one_of(rule_lists, plain_rule_lists), st.lists(paths, min_size=1, max_size=8))
+def test_scan_and_indexes_give_the_same_answers(rules: list[Rule], checks: list[str]) -> None:
+    answers_from_indexes = indexed(rules)
+    for path in checks:
+        # A fresh rule set of plain prefixes answers its first check by a scan.
+        fresh = RuleSet(rules)
+        assert fresh.rank(path) == answers_from_indexes.rank(path), (rules, path)
+        assert RuleSet(rules).best(path) == answers_from_indexes.best(path), (rules, path)
+
+
+def test_index_html_rules_by_scan_and_by_indexes() -> None:
+    rules = [
+        Rule(True, "/d/index.html", 1),
+        Rule(False, "/d/", 2),
+        Rule(True, "/e/index.htm", 3),
+        Rule(False, "/e", 4),
+        Rule(False, "/f/index.html", 5),  # a disallow derives nothing
+    ]
+    answers_from_indexes = indexed(rules)
+    for path in ["/d/", "/d/x", "/d/index.html", "/e/", "/e/index.htmx", "/e/x", "/f/", "/"]:
+        expected = reference_allowed(rules, path)[0]
+        scanning = RuleSet(rules)
+        assert scanning._scans == _SCANNED_CHECKS
+        for ruleset in (scanning, answers_from_indexes):
+            best = ruleset.best(path)
+            assert (best is None or best.allow) == expected, (path, best)
+    assert RuleSet(rules).best("/d/") == Rule(True, "/d/$", 1)
+
+
+SAMPLE_DIR = Path(__file__).resolve().parent / "data" / "corpus_sample"
+
+
+def test_real_files_by_scan_and_by_indexes() -> None:
+    # Every group of every sample file that scans (bigger ones build their
+    # indexes on the first check), asked for paths made from its own patterns:
+    # fresh rule sets (scans) and spent ones (indexes) agree.
+    compared = scanned = 0
+    for file in sorted(p for p in SAMPLE_DIR.rglob("*") if p.is_file() and p.suffix != ".md"):
+        body = file.read_bytes()
+        robots = RobotsTxt.parse(gzip.decompress(body) if file.suffix == ".gz" else body)
+        for group in robots.groups:
+            rules = [Rule(*rule) for rule in group.rules]
+            if len(rules) > _SCANNED_RULES:
+                continue
+            answers_from_indexes = indexed(rules)
+            for _allow, pattern, _line in rules:
+                base = pattern.replace("*", "x").rstrip("$") or "/"
+                for path in (base, base + "/y", base[:-1] or "/", "/zz" + base):
+                    fresh = RuleSet(rules)
+                    scanned += fresh._scans > 0
+                    assert fresh.rank(path) == answers_from_indexes.rank(path), (file, path)
+                    compared += 1
+    assert compared > 5_000
+    assert scanned > 1_000
+
+
+def test_big_plain_group_is_indexed_at_once_and_agrees() -> None:
+    rules = [Rule(i % 3 == 0, f"/a/{i}", i + 1) for i in range(100)]
+    rules += [Rule(False, "/a/", 200), Rule(True, "/a/1", 201), Rule(False, "/a/1", 202)]
+    ruleset = RuleSet(rules)
+    for path in ["/a/1", "/a/10", "/a/99x", "/a/3/", "/a/", "/b", "/a/1000", "/"]:
+        best = ruleset.best(path)
+        assert (best is None or best.allow) == reference_allowed(rules, path)[0], path
+        assert ruleset._nodes is not None  # no scan: indexed on the first check
 
 
 def test_large_wildcard_bucket_uses_index_and_agrees() -> None:
