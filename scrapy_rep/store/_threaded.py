@@ -4,6 +4,12 @@ A private pool (not the reactor's) so that a slow store can never starve DNS res
 shares the reactor's pool. After a call fails with StoreUnavailable, calls fail at once for
 ``retry_interval`` seconds instead of each waiting for the timeout again; then the next call
 tries the store again, which is how a store that comes back is picked up.
+
+Calls are run in batches: every call made while the pool's threads are busy waits, and the next
+free thread runs all of them in one job. A store call takes microseconds, but a worker thread
+gets the GIL from a CPU-busy reactor only once per switch interval (5 ms): one call per job
+capped a SQLite store at about 200 calls a second, and a broad crawl's first 2,000 robots.txt
+(five store calls each) then waited about 50 s in the queue.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from typing import Any, Protocol, TypeVar
 
 from twisted.internet.defer import Deferred, fail, succeed
 from twisted.internet.threads import deferToThreadPool
+from twisted.python.failure import Failure
 from twisted.python.threadpool import ThreadPool
 
 from scrapy_rep.store._base import StoredRobots, StoreUnavailable
@@ -22,6 +29,9 @@ _T = TypeVar("_T")
 
 #: Seconds during which calls fail fast after the store was found unavailable.
 DEFAULT_RETRY_INTERVAL = 5.0
+
+# A call waiting for a thread: what to run, and the Deferred its outcome fires.
+_Call = tuple[Callable[..., Any], tuple[object, ...], "Deferred[Any]"]
 
 
 class Backend(Protocol):
@@ -56,6 +66,9 @@ class ThreadedStore:
         self._pool: ThreadPool | None = None
         self._shutdown_trigger: object = None
         self._closed = False
+        # Calls not handed to a thread yet, and how many batches the threads are running.
+        self._waiting: list[_Call] = []
+        self._running = 0
 
     def get(self, origin: str) -> Deferred[StoredRobots | None]:
         return self._run(self.backend.get, origin)
@@ -73,6 +86,9 @@ class ThreadedStore:
         if self._closed:
             return succeed(None)
         self._closed = True
+        waiting, self._waiting = self._waiting, []
+        for _fn, _args, deferred in waiting:
+            deferred.errback(StoreUnavailable(f"{self.name} is closed"))
         if self._pool is None:
             self.backend.close()
             return succeed(None)
@@ -92,7 +108,41 @@ class ThreadedStore:
             return fail(StoreUnavailable(f"{self.name} is closed"))
         if time.monotonic() < self._down_until:
             return fail(StoreUnavailable(self._down_reason))
-        return deferToThreadPool(_reactor(), self._ensure_pool(), self._guarded, fn, *args)
+        deferred: Deferred[_T] = Deferred()
+        self._waiting.append((fn, args, deferred))
+        self._dispatch()
+        return deferred
+
+    def _dispatch(self) -> None:
+        while self._waiting and self._running < self._threads:
+            batch, self._waiting = self._waiting, []
+            self._running += 1
+            calls = [(fn, args) for fn, args, _deferred in batch]
+            job = deferToThreadPool(_reactor(), self._ensure_pool(), self._run_batch, calls)
+            job.addBoth(self._batch_done, [deferred for _fn, _args, deferred in batch])
+
+    def _run_batch(
+        self, calls: list[tuple[Callable[..., Any], tuple[object, ...]]]
+    ) -> list[object]:
+        """In a pool thread: each call's result, or its Failure."""
+        outcomes: list[object] = []
+        for fn, args in calls:
+            try:
+                outcomes.append(self._guarded(fn, *args))
+            except Exception:
+                outcomes.append(Failure())  # type: ignore[no-untyped-call]
+        return outcomes
+
+    def _batch_done(self, outcomes: list[object] | Failure, deferreds: list[Deferred[Any]]) -> None:
+        for i, deferred in enumerate(deferreds):
+            outcome = outcomes if isinstance(outcomes, Failure) else outcomes[i]
+            if isinstance(outcome, Failure):
+                deferred.errback(outcome)
+            else:
+                deferred.callback(outcome)
+        # Calls made by those callbacks joined the waiting ones: all go in the next batch.
+        self._running -= 1
+        self._dispatch()
 
     def _guarded(self, fn: Callable[..., _T], *args: object) -> _T:
         # Calls queued before an outage was noticed fail fast too, instead of each timing out.
