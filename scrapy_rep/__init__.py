@@ -22,6 +22,7 @@ from scrapy_rep.tokens import CrawlerTokens, is_valid_token, product_token
 
 if TYPE_CHECKING:
     from scrapy_rep._guard import RobotsTxtGuard
+    from scrapy_rep._intake import StartIntakeMiddleware
     from scrapy_rep._running import running_middleware
     from scrapy_rep.adapter import RobotParser
     from scrapy_rep.addon import Addon
@@ -41,6 +42,7 @@ __all__ = [
     "RobotsTxtGuard",
     "RobotsTxtMiddleware",
     "Rule",
+    "StartIntakeMiddleware",
     "describe_origin",
     "explain",
     "format_explanation",
@@ -56,6 +58,7 @@ _LAZY = {
     "RobotsTxtMiddleware": "scrapy_rep.middleware",
     "PageRobotsMiddleware": "scrapy_rep.page_middleware",
     "RobotsTxtGuard": "scrapy_rep._guard",
+    "StartIntakeMiddleware": "scrapy_rep._intake",
     "Addon": "scrapy_rep.addon",
     "running_middleware": "scrapy_rep._running",
 }
