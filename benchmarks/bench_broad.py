@@ -86,6 +86,8 @@ OURS: dict[str, Any] = {
         "scrapy_rep.RobotsTxtMiddleware": 100,
         "scrapy_rep.RobotsTxtGuard": 950,
     },
+    # What the add-on enables too: start requests taken lazily while robots.txt is resolved.
+    "SPIDER_MIDDLEWARES": {"scrapy_rep.StartIntakeMiddleware": 10},
 }
 BASELINE = "ROBOTSTXT_OBEY=False"
 
