@@ -70,9 +70,7 @@ class Intake:
 class StartIntakeMiddleware:
     """Spider middleware (the add-on enables it); see the module docstring.
 
-    Scrapy >= 2.13 only: ``process_start`` is where start requests can wait. Scrapy 2.11 and 2.12
-    take start requests from a plain iterator (``process_start_requests``) that cannot wait
-    without blocking the reactor, so there it passes them through unchanged.
+    Scrapy >= 2.13 only (``_compat.START_INTAKE``): on 2.11 and 2.12 it does nothing.
     """
 
     def __init__(self, crawler: Crawler) -> None:
