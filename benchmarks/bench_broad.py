@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from bench_crawl import free_port
+from bench_crawl import free_port, server_process
 
 ROOT = Path(__file__).resolve().parent.parent
 HERE = ROOT / "benchmarks"
@@ -178,20 +178,9 @@ def broad_server(sites: dict[str, tuple[str, str | None]], tmp: Path) -> Iterato
     """Start ``_broad_server.py`` for ``{host: (kind, robots file)}``; yield its port."""
     config = tmp / "server.json"
     config.write_text(json.dumps({"sites": sites}), encoding="utf-8")
-    proc = subprocess.Popen(
-        [sys.executable, str(HERE / "_broad_server.py"), str(config)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        if not line:
-            raise RuntimeError("broad-crawl server did not start")
-        yield int(json.loads(line)["port"])
-    finally:
-        proc.terminate()
-        proc.wait(10)
+    args = [str(HERE / "_broad_server.py"), str(config)]
+    with server_process(args, "broad-crawl server") as (started, _pid):
+        yield int(started["port"])
 
 
 @contextlib.contextmanager
