@@ -284,7 +284,20 @@ def _summary(run: Run, sites: Sequence[Site]) -> dict[str, float]:
         "p50": statistics.median(latency) if latency else float("nan"),
         "p95": _pct(latency, 0.95),
         "tail": run.get("closed") - run.get("last_page"),
+        # Every download the crawl made (pages, robots.txt, errors): CPU per download says
+        # whether a variant costs more per download or only makes more downloads.
+        "downloads": run.get("stats").get("downloader/request_count", 0),
+        "cpu_ms_per_download": 1000
+        * run.get("cpu")
+        / max(1, run.get("stats").get("downloader/request_count", 0)),
+        "started_1s": _pulled_by(run.get("timeline"), 1.0),
     }
+
+
+def _pulled_by(timeline: list[list[float]], seconds: float) -> float:
+    """Start requests the spider had given by ``seconds`` after spider_opened."""
+    rows = [row for row in timeline if row[0] <= seconds]
+    return rows[-1][1] if rows else 0.0
 
 
 def _median_ratio(
@@ -305,6 +318,7 @@ def report(
     print(
         f"   {'variant':<20}{'pages/s':>8}{'ratio':>7}{'CPU s':>7}{'ratio':>7}{'RSS MiB':>9}"
         f"{'robots/site':>12}{'5xx+dead':>9}{'1st page p50':>13}{'p95':>7}{'tail s':>8}"
+        f"{'downloads':>10}{'CPU ms/dl':>10}{'starts@1s':>10}"
     )
     base = results[BASELINE]
     for variant in table:
@@ -323,6 +337,8 @@ def report(
             f"{med('cpu'):>7.1f}{_median_ratio(results[variant.name], base, 'cpu'):>7}"
             f"{med('rss'):>9.0f}{robots:>12}{med('robots_failing'):>9.1f}"
             f"{med('p50'):>13.2f}{med('p95'):>7.2f}{med('tail'):>8.1f}"
+            f"{med('downloads'):>10.0f}{med('cpu_ms_per_download'):>10.2f}"
+            f"{med('started_1s'):>10.0f}"
         )
         wrong = sorted({int(r["pages"]) for r in runs if r["pages"] != expected})
         if wrong or errors[variant.name]:
@@ -366,6 +382,8 @@ def throughput(args: argparse.Namespace) -> None:
         "\n   robots/site: mean/max robots.txt requests per live site; 5xx+dead: mean per failing"
         "\n   site. 1st page: seconds from a site's first request to its first page. tail: seconds"
         "\n   from the last page to the close (scrapy_rep: requests held for failing sites)."
+        "\n   downloads: every request the downloader made (pages, robots.txt, errors); CPU ms/dl:"
+        "\n   crawl CPU per download; starts@1s: start requests taken in the first second."
     )
 
 
