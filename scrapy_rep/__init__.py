@@ -4,6 +4,7 @@ The parser and matcher (``RobotsTxt``) are pure Python: importing them does not
 import Scrapy; nor do ``explain``, ``format_explanation``, ``format_rule`` and
 ``describe_origin`` (why a URL is allowed, as ``scrapy robots`` says it). The Scrapy parts
 (``RobotParser``, ``RobotsTxtMiddleware``, ``RobotsTxtGuard``, ``PageRobotsMiddleware``,
+``StartIntakeMiddleware``,
 ``Addon``, ``running_middleware``)
 are loaded on first use.
 
