@@ -12,7 +12,10 @@ link of every page. Written on exit (times in seconds since ``spider_opened``):
 - ``robots_requests``: per host, robots.txt requests that reached the downloader;
 - ``cpu``: CPU seconds of this process from ``spider_opened`` to ``spider_closed``;
   ``maxrss_kib``: its peak resident set (``ru_maxrss``, whole process life);
-- ``stats``: Scrapy's final stats (numbers only) and ``close_reason``.
+- ``stats``: Scrapy's final stats (numbers only) and ``close_reason``;
+- ``timeline``: every 0.25 s, ``[t, start requests pulled from the spider, requests held
+  (waiting for robots.txt), requests in Downloader.active, requests in the scheduler, pages]``:
+  how lazily start requests are taken while robots.txt is being fetched.
 """
 
 from __future__ import annotations
@@ -53,6 +56,9 @@ class BroadSpider(scrapy.Spider):
         self.first_request: dict[str, float] = {}
         self.first_page: dict[str, float] = {}
         self.robots: Counter[str] = Counter()
+        self.pulled = 0
+        self.timeline: list[list[float]] = []
+        self._sampler: Any = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> BroadSpider:
@@ -64,6 +70,7 @@ class BroadSpider(scrapy.Spider):
 
     def _requests(self) -> Iterator[Request]:
         for url in self.home_pages:
+            self.pulled += 1
             yield Request(url, callback=self.parse, errback=self.on_error)
 
     # Scrapy >= 2.13 calls start(); older versions call start_requests().
@@ -80,6 +87,25 @@ class BroadSpider(scrapy.Spider):
     def on_opened(self, spider: scrapy.Spider) -> None:
         self.opened = time.monotonic()
         self.cpu_at_open = time.process_time()
+        # Imported here: importing it at the top would install the default reactor early.
+        from twisted.internet import task
+
+        self._sampler = task.LoopingCall(self.sample)
+        self._sampler.start(0.25)
+
+    def sample(self) -> None:
+        engine, stats = self.crawler.engine, self.crawler.stats
+        if engine is None or stats is None:
+            return
+        held = sum(
+            (stats.get_value(f"robotstxt/{k}", 0) or 0) * sign
+            for k, sign in (("held", 1), ("released", -1), ("held_dropped", -1))
+        )
+        slot = getattr(engine, "_slot", None) or getattr(engine, "slot", None)
+        scheduler = len(slot.scheduler) if slot is not None else 0  # type: ignore[arg-type]
+        active = len(engine.downloader.active)
+        row = [round(self.now(), 2), self.pulled, held, active, scheduler, self.pages]
+        self.timeline.append(row)
 
     def on_scheduled(self, request: Request, spider: scrapy.Spider) -> None:
         self.first_request.setdefault(urlparse_cached(request).netloc, self.now())
@@ -105,6 +131,8 @@ class BroadSpider(scrapy.Spider):
         self.close_reason = reason
         self.closed_at = self.now()
         self.cpu = time.process_time() - self.cpu_at_open
+        if self._sampler is not None and self._sampler.running:
+            self._sampler.stop()
 
 
 def _settings(config: dict[str, Any]) -> dict[str, Any]:
@@ -140,6 +168,7 @@ def main(config_path: str) -> int:
         "maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
         "first_page_latency": latency,
         "robots_requests": dict(spider.robots),
+        "timeline": spider.timeline,
         "stats": {k: v for k, v in stats.items() if isinstance(v, (int, float))},
     }
     Path(config["result"]).write_text(json.dumps(result), encoding="utf-8")

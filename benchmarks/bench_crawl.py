@@ -94,22 +94,29 @@ class Variant:
 
 
 @contextlib.contextmanager
-def bench_server(origins: list[dict[str, Any]]) -> Iterator[tuple[dict[str, int], int]]:
-    """Start benchmarks/_server.py; yield ({ip: port}, pid)."""
-    proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "benchmarks" / "_server.py"), json.dumps({"origins": origins})],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+def server_process(args: list[str], name: str) -> Iterator[tuple[dict[str, Any], int]]:
+    """Run ``python ARGS`` (a server printing one JSON line when listening) until the block ends.
+
+    Yields (that JSON line, the server's pid); the server is terminated afterwards.
+    """
+    proc = subprocess.Popen([sys.executable, *args], stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()
         if not line:
-            raise RuntimeError("benchmark server did not start")
-        yield json.loads(line)["ports"], proc.pid
+            raise RuntimeError(f"{name} did not start")
+        yield json.loads(line), proc.pid
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+@contextlib.contextmanager
+def bench_server(origins: list[dict[str, Any]]) -> Iterator[tuple[dict[str, int], int]]:
+    """Start benchmarks/_server.py; yield ({ip: port}, pid)."""
+    args = [str(ROOT / "benchmarks" / "_server.py"), json.dumps({"origins": origins})]
+    with server_process(args, "benchmark server") as (started, pid):
+        yield started["ports"], pid
 
 
 def cpu_seconds(pid: int) -> float:

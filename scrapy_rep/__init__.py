@@ -4,6 +4,7 @@ The parser and matcher (``RobotsTxt``) are pure Python: importing them does not
 import Scrapy; nor do ``explain``, ``format_explanation``, ``format_rule`` and
 ``describe_origin`` (why a URL is allowed, as ``scrapy robots`` says it). The Scrapy parts
 (``RobotParser``, ``RobotsTxtMiddleware``, ``RobotsTxtGuard``, ``PageRobotsMiddleware``,
+``StartIntakeMiddleware``,
 ``Addon``, ``running_middleware``)
 are loaded on first use.
 
@@ -22,6 +23,7 @@ from scrapy_rep.tokens import CrawlerTokens, is_valid_token, product_token
 
 if TYPE_CHECKING:
     from scrapy_rep._guard import RobotsTxtGuard
+    from scrapy_rep._intake import StartIntakeMiddleware
     from scrapy_rep._running import running_middleware
     from scrapy_rep.adapter import RobotParser
     from scrapy_rep.addon import Addon
@@ -41,6 +43,7 @@ __all__ = [
     "RobotsTxtGuard",
     "RobotsTxtMiddleware",
     "Rule",
+    "StartIntakeMiddleware",
     "describe_origin",
     "explain",
     "format_explanation",
@@ -56,6 +59,7 @@ _LAZY = {
     "RobotsTxtMiddleware": "scrapy_rep.middleware",
     "PageRobotsMiddleware": "scrapy_rep.page_middleware",
     "RobotsTxtGuard": "scrapy_rep._guard",
+    "StartIntakeMiddleware": "scrapy_rep._intake",
     "Addon": "scrapy_rep.addon",
     "running_middleware": "scrapy_rep._running",
 }

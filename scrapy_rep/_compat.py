@@ -10,6 +10,7 @@ from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
+from scrapy.core import spidermw as _scrapy_spidermw
 from scrapy.http import Request
 from scrapy.utils import defer as _scrapy_defer
 from scrapy.utils.defer import deferred_from_coro
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ASYNC_MIDDLEWARE",
+    "START_INTAKE",
     "close_requested",
     "downloader_slot",
     "leave_active",
@@ -35,6 +37,12 @@ __all__ = [
 #: ``async def`` too, so ``await super().process_request(...)`` always works. Scrapy 2.11 to
 #: 2.13 expect None or a Deferred, as their own middleware returns (and their test suite checks).
 ASYNC_MIDDLEWARE: bool = hasattr(_scrapy_defer, "ensure_awaitable")
+
+#: Scrapy >= 2.13 takes start requests through spider middlewares' ``async def process_start``,
+#: where one can wait: StartIntakeMiddleware paces them there. Scrapy 2.11 and 2.12 take them
+#: from a plain iterator (``process_start_requests``) that cannot wait without blocking the
+#: reactor: there start requests are taken as Scrapy takes them.
+START_INTAKE: bool = hasattr(_scrapy_spidermw.SpiderMiddlewareManager, "process_start")
 
 #: What a final gate returns: None (download it), a Request (to the scheduler again), or a
 #: coroutine waiting for robots.txt (raising IgnoreRequest if the answer is no).

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from scrapy_rep._cache import OriginCache, OriginReport, OriginState
     from scrapy_rep._clock import Clock, DelayedCall
     from scrapy_rep._events import Events
+    from scrapy_rep._intake import Intake
 
 __all__ = ["Announce", "FetcherLike", "Resolver"]
 
@@ -74,6 +75,7 @@ class Resolver:
         wanted: Callable[[str], bool],
         resolved: Callable[[str, OriginState], None],
         announce: Announce,
+        intake: Intake | None = None,
     ) -> None:
         self._clock = clock
         self._store = store
@@ -87,6 +89,8 @@ class Resolver:
         self._wanted = wanted
         self._resolved_cb = resolved
         self._announce = announce
+        # Counts resolutions in progress, so start requests are taken lazily meanwhile.
+        self._intake = intake
         # The request that made each origin being resolved be fetched (robots_parsed names
         # it), kept until the origin is answered.
         self._triggers: dict[str, Request | None] = {}
@@ -166,10 +170,14 @@ class Resolver:
         if call is not None and call.active():
             call.cancel()
         self._resolving[origin] = []
+        if self._intake is not None:
+            self._intake.started()
         self._resolve(origin).addBoth(self._resolved, origin)
 
     def _resolved(self, result: OriginState | Failure, origin: str) -> None:
         listeners = self._resolving.pop(origin, [])
+        if self._intake is not None:
+            self._intake.settled()
         if isinstance(result, Failure):
             self._events.resolve_failed(origin, result)
             for listener in listeners:

@@ -4,7 +4,9 @@ The add-on replaces Scrapy's robots.txt middleware with ``scrapy_rep.RobotsTxtMi
 (which also drops disallowed requests before they are scheduled), adds
 ``scrapy_rep.RobotsTxtGuard`` (robots.txt requests: scheme check and bounded
 decompression, above HttpCompressionMiddleware) and the spider middleware
-``scrapy_rep.PageRobotsMiddleware`` (robots meta tags, X-Robots-Tag), makes
+``scrapy_rep.PageRobotsMiddleware`` (robots meta tags, X-Robots-Tag) and
+``scrapy_rep.StartIntakeMiddleware`` (start requests taken lazily while origins wait for
+robots.txt), makes
 ``scrapy_rep.RobotParser`` the ``ROBOTSTXT_PARSER`` and sets ``ROBOTSTXT_OBEY = True``.
 When the user sets ``ROBOTSTXT_OBEY = False`` the middlewares are left as they are.
 Everything is set at the "addon" priority, so whatever settings.py, a spider's
@@ -29,6 +31,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BUILTIN_MIDDLEWARE",
+    "INTAKE_MIDDLEWARE",
+    "INTAKE_MIDDLEWARE_ORDER",
     "MIDDLEWARE",
     "MIDDLEWARE_ORDER",
     "PAGE_MIDDLEWARE",
@@ -45,6 +49,10 @@ PAGE_MIDDLEWARE = "scrapy_rep.PageRobotsMiddleware"
 #: Nearest the spider (above DepthMiddleware's 900): dropped requests are never
 #: counted or changed by the other spider middlewares.
 PAGE_MIDDLEWARE_ORDER = 950
+INTAKE_MIDDLEWARE = "scrapy_rep.StartIntakeMiddleware"
+#: Nearest the engine (below every built-in spider middleware): it paces what the others
+#: already produced, so they never wait.
+INTAKE_MIDDLEWARE_ORDER = 10
 
 
 class Addon:
@@ -74,6 +82,7 @@ class Addon:
         _add_component(settings, "DOWNLOADER_MIDDLEWARES", MIDDLEWARE, MIDDLEWARE_ORDER)
         _add_component(settings, "DOWNLOADER_MIDDLEWARES", GUARD, GUARD_ORDER)
         _add_component(settings, "SPIDER_MIDDLEWARES", PAGE_MIDDLEWARE, PAGE_MIDDLEWARE_ORDER)
+        _add_component(settings, "SPIDER_MIDDLEWARES", INTAKE_MIDDLEWARE, INTAKE_MIDDLEWARE_ORDER)
         # update_settings runs after settings.py, custom_settings and -s are
         # applied: the token settings are final enough to check here.
         if self.crawler is not None:

@@ -48,6 +48,7 @@ from scrapy_rep._events import RESCHEDULED, Events, hold_timeout_reason
 from scrapy_rep._fetch import Fetcher
 from scrapy_rep._held import open_held
 from scrapy_rep._holds import Holds
+from scrapy_rep._intake import Intake
 from scrapy_rep._origin import origin as url_origin
 from scrapy_rep._resolver import Resolver
 from scrapy_rep._settings import MiddlewareSettings
@@ -97,6 +98,9 @@ class RobotsTxtMiddleware:
         self._cache = OriginCache(config.limits, config.parsed_cache_size, crawl_delay)
         self._config = config
         self._hold_timeout = config.hold_timeout
+        # Start requests wait while CONCURRENT_REQUESTS origins are being resolved
+        # (StartIntakeMiddleware): a held request takes no downloader place to back out on.
+        self.intake = Intake(crawler.settings.getint("CONCURRENT_REQUESTS"))
         self._holds = Holds(
             clock=clock,
             events=self._events,
@@ -120,6 +124,7 @@ class RobotsTxtMiddleware:
             wanted=self._holds.wanted,
             resolved=self._holds.release,
             announce=self._announce,
+            intake=self.intake,
         )
 
     @classmethod
@@ -302,6 +307,7 @@ class RobotsTxtMiddleware:
         """The crawl is closing: no more fetches, and every waiting request is let go now."""
         self._resolver.close()
         self._holds.let_go()
+        self.intake.let_go()
 
     async def _on_closed(self, spider: Spider, reason: str = "") -> None:
         self._let_go()
