@@ -27,8 +27,8 @@ A live site has 5 pages: its home page (the start URL) and 4 pages it links to.
    expected; 5xx and dead sites are retried by scrapy_rep, shown apart); median and p95 over
    live sites of the time from the site's first request to its first page; the tail, from the
    last page to the spider's close (what held requests cost); downloads (pages, robots.txt,
-   errors), CPU per download, and start requests taken in the first second. Target: pages/s >= 0.95 of
-   ``ROBOTSTXT_OBEY = False``.
+   errors), CPU per download, and start requests taken in the first second. Target: pages/s
+   >= 0.95 of ``ROBOTSTXT_OBEY = False``.
 2. Dead sites with the defaults. scrapy_rep (memory store) with its default settings on 20 live
    sites plus 10 dead ones: when the last page arrived and when the spider closed, or "> cap"
    when it was still open at ``--dead-cap`` seconds (it is then sent SIGINT, then killed).
