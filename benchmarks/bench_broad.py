@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from bench_crawl import OURS as CRAWL_OURS
 from bench_crawl import free_port, server_process
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,12 +82,7 @@ BROAD: dict[str, Any] = {
     "REMOTE_CONTROL_ENABLED": False,
 }
 OURS: dict[str, Any] = {
-    "ROBOTSTXT_OBEY": True,
-    "DOWNLOADER_MIDDLEWARES": {
-        "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
-        "scrapy_rep.RobotsTxtMiddleware": 100,
-        "scrapy_rep.RobotsTxtGuard": 950,
-    },
+    **CRAWL_OURS,
     # What the add-on enables too: start requests taken lazily while robots.txt is resolved.
     "SPIDER_MIDDLEWARES": {"scrapy_rep.StartIntakeMiddleware": 10},
 }

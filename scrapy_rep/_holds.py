@@ -189,9 +189,10 @@ class Holds:
             requests = self._held.take(origin)
             for request in requests[old:]:
                 self._held.add(origin, request)
-            if requests[:old]:
-                dropped += len(requests[:old])
-                self._events.dropped(origin, len(requests[:old]), self._drop_reason(origin))
+            expired = len(requests[:old])
+            if expired:
+                dropped += expired
+                self._events.dropped(origin, expired, self._drop_reason(origin))
         for origin in list(self._waiting):
             waiters = _take_older(self._waiting, origin, deadline)
             if waiters:

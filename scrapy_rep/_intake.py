@@ -35,6 +35,7 @@ class Intake:
         self._limit = max(1, limit)
         self._resolving = 0
         self._waiters: list[Deferred[None]] = []
+        self._closed = False
 
     @property
     def resolving(self) -> int:
@@ -50,7 +51,7 @@ class Intake:
 
     def room(self) -> Deferred[None] | None:
         """None when a start request may be taken now, else a Deferred fired when it may."""
-        if self._resolving < self._limit:
+        if self._closed or self._resolving < self._limit:
             return None
         waiter: Deferred[None] = Deferred()
         self._waiters.append(waiter)
@@ -58,7 +59,7 @@ class Intake:
 
     def let_go(self) -> None:
         """The crawl closes: nothing waits any more (the engine stops taking start requests)."""
-        self._limit = 2**62
+        self._closed = True
         self._wake()
 
     def _wake(self) -> None:
