@@ -4,8 +4,8 @@ Google's matcher walks every pattern over every path (O(pattern x path) each,
 re-run per rule). Here a group's rules are compiled once into indexes so that
 a check costs about the same whatever the number of plain prefix rules, and
 wildcard patterns are matched segment by segment with ``str.find`` (linear,
-no backtracking regex: a hostile pattern cannot go super-linear). A small group
-of plain prefixes answers its first check by trying every rule and builds its
+no backtracking regex: a hostile pattern cannot go super-linear). A group of
+up to 64 rules answers its first check by trying every rule and builds its
 indexes on the next one: see ``RuleSet``.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right as _bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 # Google's GetPathParamsQuery, as one match: an optional leading "//", then a
@@ -122,25 +122,15 @@ def _rank(allow: bool, pattern: str, line: int) -> int:
 _FIND, _ENDS, _SEGMENTS = 0, 1, 2
 
 
-class _Wildcard(NamedTuple):
-    rank: int
-    # _FIND: one segment anywhere ("/*?"); _ENDS: one segment ending the path
-    # ("/*.pdf$"); _SEGMENTS: anything else, by _match_segments.
-    kind: int
-    segment: str  # the first literal run after the head
-    segments: tuple[str, ...]  # all literal runs after the head
-    anchored: bool  # pattern ends with '$'
-
-
-def _wildcard(rank: int, segments: tuple[str, ...], anchored: bool) -> _Wildcard:
-    kind = _SEGMENTS
-    if len(segments) == 1:
-        kind = _ENDS if anchored else _FIND
-    return _Wildcard(rank, kind, segments[0], segments, anchored)
-
-
-def _by_rank(item: _Wildcard) -> int:
-    return item.rank
+# One '*' pattern past its head, as a plain tuple (cheaper to build than a
+# NamedTuple; ranks are unique, so a list of them sorts by rank):
+# - its rank;
+# - its kind: _FIND, one segment anywhere ("/*?"); _ENDS, one segment ending
+#   the path ("/*.pdf$"); _SEGMENTS, anything else, by _match_segments;
+# - the first literal run after the head;
+# - all literal runs after the head;
+# - whether the pattern ends with '$'.
+_Wildcard = tuple[int, int, str, tuple[str, ...], bool]
 
 
 def _index_html_pattern(pattern: str) -> str | None:
@@ -188,7 +178,7 @@ class _GramIndex:
 
     def __init__(self, items: list[_Wildcard]) -> None:
         grams_of = [
-            {seg[i : i + _GRAM] for seg in item.segments for i in range(len(seg) - _GRAM + 1)}
+            {seg[i : i + _GRAM] for seg in item[3] for i in range(len(seg) - _GRAM + 1)}
             for item in items
         ]
         counts: dict[str, int] = {}
@@ -210,7 +200,7 @@ class _GramIndex:
             items = by_gram.get(gram)
             if items is not None:
                 found.extend(items)
-        found.sort(key=_by_rank, reverse=True)
+        found.sort(reverse=True)
         return _first(found, path, start, floor)
 
 
@@ -230,29 +220,59 @@ _NO_ITEMS: list[_Wildcard] = []
 _Node = tuple[int, list[_Wildcard], "_GramIndex | None", int, int]
 
 
-#: A small group of plain prefixes answers this many checks by trying every
-#: rule on the path: a site asked once never pays for the indexes. Measured on
-#: the corpus, more scans made a site's first 16 checks slower (an indexed
-#: check is cheaper than a scan of even a few rules), and so did scanning
-#: groups with '*' or '$' patterns (matching those costs more).
+#: A group of up to _SCANNED_RULES rules answers this many checks by trying
+#: every rule on the path: a site asked once never pays for the indexes (a
+#: scan costs less than building them, '*' patterns included). Measured on the
+#: corpus, more scans made a site's first 16 checks slower: an indexed check is
+#: cheaper than a scan of even a few rules.
 _SCANNED_CHECKS = 1
-#: Up to this many rules (keys), a group of plain prefixes scans first and is
-#: indexed as one sorted list walked back from the path (see ``RuleSet.rank``).
+#: Measured on the corpus: 16 made the median first check slower, 256 the
+#: median 16 checks.
 _SCANNED_RULES = 64
+#: Up to this many keys, a group of plain prefixes is indexed as one sorted
+#: list walked back from the path (see ``RuleSet.rank``).
+_FEW_KEYS = 64
+
+
+def _matches(pattern: str, path: str) -> bool:
+    """A pattern with '*' or a final '$' against ``path``, split as it comes
+    rather than indexed (SPEC A5)."""
+    anchored = pattern[-1] == "$"
+    body = pattern[:-1] if anchored else pattern
+    if "*" not in body:
+        return path == body
+    head, *rest = body.split("*")
+    # Empty runs (from "**" or a final '*') match anywhere; "...*$" is not anchored.
+    return path.startswith(head) and _match_segments(
+        path, len(head), rest, anchored and rest[-1] != ""
+    )
 
 
 def _scan(rules: list[tuple[bool, str, int]], path: str) -> int:
-    """``RuleSet.rank`` without indexes, for plain prefixes: every rule tried on ``path``."""
+    """``RuleSet.rank`` without indexes: every rule tried on ``path``."""
     found = -1
     for allow, pattern, line in rules:
+        if "*" in pattern or pattern[-1:] == "$":
+            if not _matches(pattern, path):
+                if allow and "/index.htm" in pattern:
+                    found = _derived(found, pattern, line, path)
+                continue
         # SPEC A5: an empty value matches nothing.
-        if pattern and path.startswith(pattern):
-            found = max(found, _rank(allow, pattern, line))
-        elif allow and "/index.htm" in pattern:
-            # SPEC A6: the derived "/dir/$" matches "/dir/" alone.
-            derived = _index_html_pattern(pattern)
-            if derived is not None and path == derived[:-1]:
-                found = max(found, _rank(True, derived, line))
+        elif not pattern or not path.startswith(pattern):
+            if allow and "/index.htm" in pattern:
+                found = _derived(found, pattern, line, path)
+            continue
+        rank = _rank(allow, pattern, line)
+        if rank > found:
+            found = rank
+    return found
+
+
+def _derived(found: int, pattern: str, line: int, path: str) -> int:
+    # SPEC A6: the "/dir/$" derived from an index.html allow rule, for _scan.
+    derived = _index_html_pattern(pattern)
+    if derived is not None and _matches(derived, path):
+        return max(found, _rank(True, derived, line))
     return found
 
 
@@ -262,10 +282,11 @@ class RuleSet:
     All plain prefixes and all '*' pattern heads are one sorted list of keys:
     a check is one bisect, then a walk up the chain of keys that are prefixes
     of the path, which stops as soon as nothing left on it can beat the best
-    rank found. A small group of plain prefixes (about half the groups asked
-    on the corpus) answers its first check by trying every rule instead, and
-    its index is the sorted keys alone, behind one ``str.startswith`` over all
-    of them. All give the same answers.
+    rank found. A group of plain prefixes with few keys (43 % of the groups
+    asked on the corpus) is indexed as the sorted keys alone, behind one
+    ``str.startswith`` over all of them. A group of up to 64 rules (87 %)
+    answers its first check by trying every rule instead. All give the same
+    answers.
     """
 
     __slots__ = (
@@ -286,18 +307,12 @@ class RuleSet:
         Built on the first question about the group (a group the crawler never
         asks about costs nothing more).
         """
-        self._rules = list(rules)
-        patterns = [rule[1] for rule in self._rules]
-        # SPEC A5: an empty value matches nothing (Google gives it priority 0,
-        # which never decides).
-        self.empty = not any(patterns)
-        # Checks left to answer by a scan before the indexes are built: only a
-        # small group of plain prefixes scans cheaply.
-        self._scans = 0
-        if len(patterns) <= _SCANNED_RULES:
-            text = "\n".join(patterns)
-            if "*" not in text and "$" not in text:
-                self._scans = _SCANNED_CHECKS
+        self._rules = rules if isinstance(rules, list) else list(rules)
+        # True once known to match nothing (SPEC A5: an empty value matches
+        # nothing): then no path needs reading. The indexes find it out.
+        self.empty = not self._rules
+        # Checks left to answer by a scan before the indexes are built.
+        self._scans = _SCANNED_CHECKS if len(self._rules) <= _SCANNED_RULES else 0
         self._nodes: list[_Node] | None = None
 
     def _index(self) -> list[_Node]:
@@ -328,7 +343,8 @@ class RuleSet:
                 ]
             )
             prefix = dict([(pattern, rank) for rank, pattern in ranked])
-            if len(prefix) <= _SCANNED_RULES:
+            self.empty = not prefix
+            if len(prefix) <= _FEW_KEYS:
                 self._keys = sorted(prefix)
                 self._ranks = [prefix[key] for key in self._keys]
                 self._prefixes = tuple(self._keys)
@@ -365,13 +381,20 @@ class RuleSet:
             head, *rest = body.split("*")
             segments = tuple(filter(None, rest))
             if segments:
-                wild.setdefault(head, []).append(_wildcard(rank, segments, anchored))
+                kind = _SEGMENTS if len(segments) > 1 else _ENDS if anchored else _FIND
+                item = (rank, kind, segments[0], segments, anchored)
+                items = wild.get(head)
+                if items is None:
+                    wild[head] = [item]
+                else:
+                    items.append(item)
             elif prefix.get(head, -1) < rank:
                 # No literal after any '*' ("/a*", "/a**$"): a prefix match of the
                 # head, with the whole pattern's priority.
                 prefix[head] = rank
         self._exact = exact
         keys = self._keys = sorted(prefix.keys() | wild.keys() if wild else prefix)
+        self.empty = not keys and not exact
         # Each key's parent: the longest other key that is a prefix of it, or
         # -1. This makes "which keys are prefixes of a path" O(log n) plus their
         # count: every key that is a prefix of ``path`` sorts at or before it,
@@ -398,8 +421,8 @@ class RuleSet:
             grams = None
             best_here = prefix_rank
             if items:
-                items.sort(key=_by_rank, reverse=True)
-                best_here = max(prefix_rank, items[0].rank)
+                items.sort(reverse=True)
+                best_here = max(prefix_rank, items[0][0])
                 if len(items) > _SCAN_MAX:
                     items, grams = _NO_ITEMS, _GramIndex(items)
             chain_max = best_here if parent < 0 else max(best_here, nodes[parent][4])
@@ -466,7 +489,7 @@ class RuleSet:
         raise AssertionError(f"no rule has rank {rank}")
 
 
-def _match_segments(path: str, pos: int, segments: tuple[str, ...], anchored: bool) -> bool:
+def _match_segments(path: str, pos: int, segments: Sequence[str], anchored: bool) -> bool:
     """Match the part of a '*' pattern after its head, from ``pos`` on.
 
     Each '*' may swallow any run, so taking every literal segment at its
@@ -474,10 +497,10 @@ def _match_segments(path: str, pos: int, segments: tuple[str, ...], anchored: bo
     the path for each segment, never backtracking. With a final '$' the last
     segment must instead end the path, after everything before it.
     """
+    middle: Sequence[str] = segments
+    last = ""
     if anchored:
-        *middle, last = segments
-    else:
-        middle, last = list(segments), ""
+        middle, last = segments[:-1], segments[-1]
     for segment in middle:
         found = path.find(segment, pos)
         if found < 0:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from enum import IntEnum
+from typing import NamedTuple
 
 #: SPEC A1: only the first 500 KiB count, even if that cuts a line.
 MAX_BODY_BYTES = 512_000
@@ -16,21 +17,13 @@ MAX_BODY_BYTES = 512_000
 MAX_LINE_BYTES = 16_663
 
 _BOM = b"\xef\xbb\xbf"
-# SPEC A2, one match per line of a body whose lines each start after an LF
-# and hold no NUL (matching from that LF lets the regex engine skip from line
-# to line, and findall then yields line N as its N-th tuple):
-# - a comment starts at the first '#', even inside a path;
-# - the key ends at the first ':' before the comment (groups 1, 2);
-# - without a colon, exactly two runs of text separated by spaces/tabs make a
-#   key and a value ("disallow /x" works, "disallow /x /y" does not), with any
-#   ASCII whitespace trimmed around the line (groups 3, 4);
-# - any other line matches with empty groups and is skipped.
-# Keys and values are trimmed of ASCII whitespace afterwards.
-_LINE = re.compile(
-    rb"\n(?:([^:#\n]*):([^#\n]*)"
-    rb"|[ \t\x0b\x0c\r]*([^ \t:#\n]+)[ \t]+([^ \t:#\n]+)[ \t\x0b\x0c\r]*(?=[#\n]|\Z))?"
-    rb"[^\n]*"
-)
+#: What Google trims around keys and values: ASCII whitespace (CR and LF end
+#: lines first). A bare str.strip() would also trim \x1c-\x1f, \x85 and \xa0.
+WHITESPACE = " \t\x0b\x0c"
+# SPEC A2, a line without a ':' (before any comment): exactly two runs of
+# text separated by spaces/tabs make a key and a value ("disallow /x" works,
+# "disallow /x /y" does not), with any ASCII whitespace trimmed around the line.
+_BARE_LINE = re.compile(r"[ \t\x0b\x0c]*([^ \t:]+)[ \t]+([^ \t:]+)[ \t\x0b\x0c]*")
 
 
 class Key(IntEnum):
@@ -41,18 +34,33 @@ class Key(IntEnum):
     UNKNOWN = 5
 
 
-#: (line number, key, the key as written and trimmed, the trimmed value). A
-#: plain tuple: building a NamedTuple per line would double the parse time.
-Record = tuple[int, Key, bytes, bytes]
+#: A line other than allow/disallow: (line number, key, the key as written,
+#: the value), key and value trimmed, as Latin-1 text (one character per byte:
+#: ``.encode("latin-1")`` gives the bytes back). Plain tuples: building a
+#: NamedTuple per line would double the parse time.
+Record = tuple[int, Key, str, str]
+#: An allow/disallow line: (allow, the value, line number), the fields of
+#: ``matcher.Rule`` (before the value's SPEC A5 normalisation).
+RuleRecord = tuple[bool, str, int]
+
+
+class Lines(NamedTuple):
+    """What ``parse_lines`` reads from a body, in line order."""
+
+    rules: list[RuleRecord]  # every allow/disallow line
+    others: list[Record]  # every other meaningful line
+    #: No byte >= 0x80 and no '%' in the body: every value is already what
+    #: SPEC A5 normalises it to, and needs no second look.
+    plain: bool
 
 
 # SPEC A2: keys are recognised case-insensitively by prefix, typos included,
 # so "Disallowed:" is a disallow and "User-agents:" a user-agent.
-_KEY_PREFIXES: tuple[tuple[tuple[bytes, ...], Key], ...] = (
-    ((b"user-agent", b"useragent", b"user agent"), Key.USER_AGENT),
-    ((b"allow",), Key.ALLOW),
-    ((b"disallow", b"dissallow", b"dissalow", b"disalow", b"diasllow", b"disallaw"), Key.DISALLOW),
-    ((b"sitemap", b"site-map"), Key.SITEMAP),
+_KEY_PREFIXES: tuple[tuple[tuple[str, ...], Key], ...] = (
+    (("user-agent", "useragent", "user agent"), Key.USER_AGENT),
+    (("allow",), Key.ALLOW),
+    (("disallow", "dissallow", "dissalow", "disalow", "diasllow", "disallaw"), Key.DISALLOW),
+    (("sitemap", "site-map"), Key.SITEMAP),
 )
 
 
@@ -60,19 +68,28 @@ _KEY_PREFIXES: tuple[tuple[tuple[bytes, ...], Key], ...] = (
 _COMMON_KEYS = {
     name: key
     for key, names in (
-        (Key.USER_AGENT, (b"User-agent", b"User-Agent", b"user-agent", b"USER-AGENT")),
-        (Key.ALLOW, (b"Allow", b"allow", b"ALLOW")),
-        (Key.DISALLOW, (b"Disallow", b"disallow", b"DISALLOW")),
-        (Key.SITEMAP, (b"Sitemap", b"sitemap", b"SITEMAP")),
+        (Key.USER_AGENT, ("User-agent", "User-Agent", "user-agent", "USER-AGENT")),
+        (Key.ALLOW, ("Allow", "allow", "ALLOW")),
+        (Key.DISALLOW, ("Disallow", "disallow", "DISALLOW")),
+        (Key.SITEMAP, ("Sitemap", "sitemap", "SITEMAP")),
     )
     for name in names
 }
 
 
-def classify_key(name: bytes) -> Key:
+_ALLOW, _DISALLOW = Key.ALLOW, Key.DISALLOW
+# The usual spellings of the rule keys, as written (untrimmed), to whether
+# they allow: most lines of a file take this one lookup and no more.
+_RULE_KEYS = {
+    name: key is _ALLOW for name, key in _COMMON_KEYS.items() if key in (_ALLOW, _DISALLOW)
+}
+
+
+def classify_key(name: str) -> Key:
     common = _COMMON_KEYS.get(name)
     if common is not None:
         return common
+    # Latin-1 letters lower to Latin-1 letters: only ASCII ones can reach a prefix.
     lowered = name.lower()
     for prefixes, key in _KEY_PREFIXES:
         if lowered.startswith(prefixes):
@@ -115,25 +132,51 @@ def _normalise_lines(data: bytes) -> bytes:
     return data
 
 
-def parse_lines(body: bytes | bytearray | memoryview | str) -> list[Record]:
-    """One record per meaningful line, numbered as Google numbers them."""
-    records: list[Record] = []
-    append = records.append
+def parse_lines(body: bytes | bytearray | memoryview | str) -> Lines:
+    """The meaningful lines of ``body``, numbered as Google numbers them.
+
+    Allow and disallow lines, most of a file, come apart from the others: a
+    reader of groups walks the few others and takes a group's rules as one
+    slice (see ``robotstxt.Group``).
+    """
+    rules: list[RuleRecord] = []
+    others: list[Record] = []
+    add_rule = rules.append
+    add_other = others.append
+    rule_key = _RULE_KEYS.get
     common = _COMMON_KEYS.get
-    number = 0
-    for name, value, bare_name, bare_value in _LINE.findall(
-        b"\n" + _normalise_lines(prepare_body(body))
-    ):
-        number += 1
-        if not name:
+    whitespace = WHITESPACE
+    data = _normalise_lines(prepare_body(body))
+    # Latin-1: one character per byte, so every byte survives and a value needs
+    # no decoding of its own (see Record).
+    for number, line in enumerate(data.decode("latin-1").split("\n"), 1):
+        # SPEC A2: a comment starts at the first '#', even inside a path.
+        if "#" in line:
+            line = line[: line.find("#")]
+        # SPEC A2: the key ends at the first ':'; key and value are trimmed
+        # of ASCII whitespace.
+        name, colon, value = line.partition(":")
+        if colon:
+            allow = rule_key(name)
+            if allow is not None:
+                add_rule((allow, value.strip(whitespace), number))
+                continue
+        elif line:
+            bare = _BARE_LINE.fullmatch(line)
             # SPEC A2: Google strips every ASCII whitespace byte from the line's
             # ends, \v and \f included, before looking for the space/tab
             # separator: a "value" made only of \v/\f ("Disallow \f") leaves
             # no separator, and the line is ignored, not an empty directive.
-            if not bare_name or not bare_value.strip():
+            if bare is None or not bare[2].strip(whitespace):
                 continue
-            name, value = bare_name, bare_value
-        name = name.strip()
+            name, value = bare.groups()
+        else:
+            continue
+        name = name.strip(whitespace)
         if name:
-            append((number, common(name) or classify_key(name), name, value.strip()))
-    return records
+            key = common(name) or classify_key(name)
+            if key is _DISALLOW or key is _ALLOW:
+                add_rule((key is _ALLOW, value.strip(whitespace), number))
+            else:
+                add_other((number, key, name, value.strip(whitespace)))
+    return Lines(rules, others, data.isascii() and b"%" not in data)

@@ -6,8 +6,10 @@ selects, per crawler token, which compiled ``RuleSet`` (``matcher.py``) applies.
 
 from __future__ import annotations
 
+from bisect import bisect_left as _bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 
 from scrapy_rep.matcher import (
     ALLOW_BIT,
@@ -18,7 +20,7 @@ from scrapy_rep.matcher import (
     path_params_query,
     read_path,
 )
-from scrapy_rep.parser import Key, parse_lines
+from scrapy_rep.parser import WHITESPACE, Key, Lines, parse_lines
 from scrapy_rep.tokens import extract_token, fold
 
 __all__ = ["Decision", "Group", "RobotsTxt", "Rule"]
@@ -27,22 +29,49 @@ _EMPTY = RuleSet(())
 _NOTHING_ASKED = object()
 # What the questions take: one token, a preference list, or None (no token).
 _Tokens = str | Sequence[str] | None
-_ALLOW, _DISALLOW, _USER_AGENT, _SITEMAP = Key.ALLOW, Key.DISALLOW, Key.USER_AGENT, Key.SITEMAP
+_USER_AGENT, _SITEMAP = Key.USER_AGENT, Key.SITEMAP
+_line_of = itemgetter(2)  # of a rule record
 
 
 class Group:
     """One run of user-agent lines and the rules that follow them."""
 
-    __slots__ = ("agents", "crawl_delay", "is_global", "line", "rules")
+    __slots__ = ("_end", "_lines", "_rules", "agents", "crawl_delay", "is_global", "line")
 
-    def __init__(self, line: int) -> None:
+    def __init__(self, line: int, lines: Lines) -> None:
         self.line = line  # the first user-agent line
         self.agents: list[str] = []  # tokens as cut by SPEC A3, ASCII-folded
         self.is_global = False  # '*' named
-        # (allow, normalised pattern, line): Rule's fields, as plain tuples
-        # (building a NamedTuple per line is slow); only explanations make Rules.
-        self.rules: list[tuple[bool, str, int]] = []
         self.crawl_delay: float | None = None
+        # The file's lines: the group's rules are taken from them when first
+        # asked for (most groups of a file are other crawlers' and never are).
+        self._lines = lines
+        self._end: int | None = None  # the next group's first line
+        self._rules: list[tuple[bool, str, int]] | None = None
+
+    @property
+    def rules(self) -> list[tuple[bool, str, int]]:
+        """(allow, normalised pattern, line): Rule's fields, as plain tuples
+        (building a NamedTuple per line is slow); only explanations make Rules."""
+        if self._rules is None:
+            # The file's rules from this group's first line to the next group's.
+            every = self._lines.rules
+            start = _bisect_left(every, self.line, key=_line_of)
+            end = len(every) if self._end is None else _bisect_left(every, self._end, key=_line_of)
+            if self._lines.plain:
+                self._rules = every[start:end]
+            else:
+                self._rules = [
+                    (
+                        allow,
+                        value
+                        if value.isascii() and "%" not in value
+                        else normalise_pattern(value.encode("latin-1")),
+                        line,
+                    )
+                    for allow, value, line in every[start:end]
+                ]
+        return self._rules
 
     def __repr__(self) -> str:
         return f"Group(line={self.line}, agents={self.agents}, is_global={self.is_global})"
@@ -100,38 +129,36 @@ class RobotsTxt:
         groups: list[Group] = []
         sitemaps: list[str] = []
         current: Group | None = None
-        # SPEC A3: only an allow/disallow line closes a run of user-agent lines.
-        in_rules = False
-        for line, key, name, value in parse_lines(body):
-            if key is _ALLOW or key is _DISALLOW:
-                # SPEC A3: rules before the first user-agent line are ignored.
-                if current is None:
-                    continue
-                in_rules = True
-                pattern = (
-                    value.decode("ascii")
-                    if value.isascii() and b"%" not in value
-                    else normalise_pattern(value)
-                )
-                current.rules.append((key is _ALLOW, pattern, line))
-            elif key is _USER_AGENT:
-                if current is None or in_rules:
-                    current = Group(line)
+        lines = parse_lines(body)
+        rules = lines.rules
+        # Rule lines before the last user-agent line seen (SPEC A3: rules before
+        # the first one belong to no group).
+        rules_before = 0
+        for line, key, name, value in lines.others:
+            if key is _USER_AGENT:
+                # SPEC A3: only an allow/disallow line closes a run of
+                # user-agent lines: one here starts a group if a rule line
+                # came since the last user-agent line.
+                now_before = _bisect_left(rules, line, rules_before, key=_line_of)
+                if current is None or now_before > rules_before:
+                    if current is not None:
+                        current._end = line
+                    current = Group(line, lines)
                     groups.append(current)
-                    in_rules = False
+                rules_before = now_before
                 # SPEC A3: "*" alone or followed by whitespace is the global agent.
-                if value[:1] == b"*" and (len(value) == 1 or value[1:2].isspace()):
+                if value[:1] == "*" and (len(value) == 1 or value[1] in WHITESPACE):
                     current.is_global = True
                 else:
-                    # bytes.lower() folds ASCII only, as token comparison does.
-                    current.agents.append(extract_token(value).lower().decode("ascii"))
+                    # A token is ASCII letters, '_' and '-': lower() folds ASCII.
+                    current.agents.append(extract_token(value).lower())
             elif key is _SITEMAP:
                 # SPEC A7: sitemaps are global, in file order.
                 if value:
-                    sitemaps.append(value.decode("utf-8", "replace"))
+                    sitemaps.append(value.encode("latin-1").decode("utf-8", "replace"))
             elif current is not None and current.crawl_delay is None:
-                if name.lower() == b"crawl-delay":
-                    current.crawl_delay = _parse_delay(value)
+                if name.lower() == "crawl-delay":
+                    current.crawl_delay = _parse_delay(value.encode("latin-1"))
         return cls(groups, sitemaps)
 
     def _select(self, tokens: _Tokens) -> tuple[str | None, list[Group]]:
@@ -160,13 +187,16 @@ class RobotsTxt:
         if ruleset is None:
             # SPEC A3: all groups naming the agent are merged, in file order;
             # an empty one still hides '*'.
-            ruleset = RuleSet(rule for g in groups for rule in g.rules)
+            ruleset = RuleSet(
+                groups[0].rules if len(groups) == 1 else [r for g in groups for r in g.rules]
+            )
             self._specific[folded] = ruleset
         return token, ruleset
 
     def _global_rules(self) -> RuleSet:
         if self._global is None:
-            rules = [rule for g in self.groups if g.is_global for rule in g.rules]
+            groups = [g for g in self.groups if g.is_global]
+            rules = groups[0].rules if len(groups) == 1 else [r for g in groups for r in g.rules]
             self._global = RuleSet(rules) if rules else _EMPTY
         return self._global
 

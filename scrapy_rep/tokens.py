@@ -17,7 +17,6 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 _TOKEN = re.compile(r"[A-Za-z_-]*")
-_TOKEN_BYTES = re.compile(rb"[A-Za-z_-]*")
 _TOKEN_CHARS = re.compile(r"[A-Za-z_-]+")
 # ASCII-only case folding: str.lower() would map e.g. the Kelvin sign to "k".
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -33,10 +32,10 @@ def product_token(user_agent: str) -> str:
     return match.group() if match else ""
 
 
-def extract_token(value: bytes) -> bytes:
+def extract_token(value: str) -> str:
     """The part of a robots.txt user-agent value that is compared (SPEC A3)."""
-    match = _TOKEN_BYTES.match(value)
-    return match.group() if match else b""
+    match = _TOKEN.match(value)
+    return match.group() if match else ""
 
 
 def is_valid_token(token: str) -> bool:

@@ -115,12 +115,12 @@ def indexed(rules: list[Rule]) -> RuleSet:
     while ruleset._nodes is None:
         ruleset.rank("/")
         checks += 1
-    # Only a small group of plain prefixes scans, and only its first checks.
+    # Only a group of up to _SCANNED_RULES rules scans, and only its first checks.
     assert checks <= _SCANNED_CHECKS + 1
     return ruleset
 
 
-# Groups of plain prefixes (the ones that scan), with index.html rules.
+# Groups of plain prefixes with index.html rules.
 plain_rule_lists = st.lists(
     st.tuples(
         st.booleans(),
@@ -137,9 +137,11 @@ plain_rule_lists = st.lists(
 def test_scan_and_indexes_give_the_same_answers(rules: list[Rule], checks: list[str]) -> None:
     answers_from_indexes = indexed(rules)
     for path in checks:
-        # A fresh rule set of plain prefixes answers its first check by a scan.
+        # A fresh rule set of up to _SCANNED_RULES rules, '*' and '$' patterns
+        # included, answers its first check by a scan.
         fresh = RuleSet(rules)
         assert fresh.rank(path) == answers_from_indexes.rank(path), (rules, path)
+        assert fresh._nodes is None
         assert RuleSet(rules).best(path) == answers_from_indexes.best(path), (rules, path)
 
 
@@ -150,9 +152,12 @@ def test_index_html_rules_by_scan_and_by_indexes() -> None:
         Rule(True, "/e/index.htm", 3),
         Rule(False, "/e", 4),
         Rule(False, "/f/index.html", 5),  # a disallow derives nothing
+        Rule(True, "/g/*/index.html", 6),  # derives "/g/*/$"
+        Rule(False, "/g/", 7),
     ]
     answers_from_indexes = indexed(rules)
-    for path in ["/d/", "/d/x", "/d/index.html", "/e/", "/e/index.htmx", "/e/x", "/f/", "/"]:
+    paths = ["/d/", "/d/x", "/d/index.html", "/e/", "/e/index.htmx", "/e/x", "/f/", "/"]
+    for path in [*paths, "/g/x/", "/g/x/y", "/g/x/index.html", "/g/"]:
         expected = reference_allowed(rules, path)[0]
         scanning = RuleSet(rules)
         assert scanning._scans == _SCANNED_CHECKS
@@ -160,6 +165,16 @@ def test_index_html_rules_by_scan_and_by_indexes() -> None:
             best = ruleset.best(path)
             assert (best is None or best.allow) == expected, (path, best)
     assert RuleSet(rules).best("/d/") == Rule(True, "/d/$", 1)
+    assert RuleSet(rules).best("/g/a/b/") == Rule(True, "/g/*/$", 6)
+
+
+def test_group_of_empty_values_matches_nothing_and_is_known_empty() -> None:
+    # SPEC A5: "Disallow:" matches nothing; once indexed, no path is read at all.
+    ruleset = RuleSet([Rule(False, "", 1), Rule(True, "", 2)])
+    assert not ruleset.empty
+    assert ruleset.rank("/x") == -1  # a scan
+    assert ruleset.rank("/y") == -1  # the indexes
+    assert ruleset.empty
 
 
 SAMPLE_DIR = Path(__file__).resolve().parent / "data" / "corpus_sample"
@@ -231,7 +246,8 @@ def test_path_params_query_equals_google(url: str) -> None:
 def test_a_base_gives_the_path_of_every_url_that_starts_with_it(url: str, rest: str) -> None:
     path, base = read_path(url)
     if base is not None:
-        assert url == base + path or url.startswith(base + path + "#")
+        # The path ends at a '#' or at a NUL (see path_params_query).
+        assert url == base + path or url.startswith((base + path + "#", base + path + "\0"))
         other = base + "/" + rest
         if "#" not in other and "\0" not in other:
             assert google_path(other) == other[len(base) :]

@@ -43,12 +43,29 @@ def test_line_endings(eol: bytes) -> None:
 
 
 def test_line_numbers_count_crlf_once_and_blank_lines() -> None:
-    records = list(parse_lines(b"User-agent: a\r\n\r\nDisallow: /b\rAllow: /c\n"))
-    assert [(r[0], r[1]) for r in records] == [
-        (1, Key.USER_AGENT),
-        (3, Key.DISALLOW),
-        (4, Key.ALLOW),
-    ]
+    lines = parse_lines(b"User-agent: a\r\n\r\nDisallow: /b\rAllow: /c\nSitemap: /s")
+    assert [(r[0], r[1]) for r in lines.others] == [(1, Key.USER_AGENT), (5, Key.SITEMAP)]
+    assert lines.rules == [(False, "/b", 3), (True, "/c", 4)]
+
+
+@pytest.mark.parametrize(
+    ("body", "plain"),
+    [
+        (b"User-agent: *\nDisallow: /a\n", True),
+        (b"User-agent: *\nDisallow: /a%2f\n", False),
+        (b"# \xc3\xa9t\xc3\xa9\nUser-agent: *\nDisallow: /a\n", False),
+    ],
+)
+def test_lines_say_whether_values_need_normalising(body: bytes, plain: bool) -> None:
+    # SPEC A5: only a '%' or a byte >= 0x80 changes a value when it is normalised.
+    assert parse_lines(body).plain is plain
+
+
+def test_values_are_normalised_when_the_body_is_not_plain() -> None:
+    body = b"User-agent: *\nDisallow: /\xe9%2f\nAllow: /b\nSitemap: https://x/\xc3\xa9\n"
+    robots = RobotsTxt.parse(body)
+    assert robots.groups[0].rules == [(False, "/%E9%2F", 2), (True, "/b", 3)]
+    assert robots.sitemaps == ["https://x/\xe9"]
 
 
 def test_long_line_is_cut_and_kept_part_parses() -> None:
