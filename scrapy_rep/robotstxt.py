@@ -36,16 +36,26 @@ _line_of = itemgetter(2)  # of a rule record
 class Group:
     """One run of user-agent lines and the rules that follow them."""
 
-    __slots__ = ("_end", "_lines", "_rules", "agents", "crawl_delay", "is_global", "line")
+    __slots__ = (
+        "_end",
+        "_file_rules",
+        "_plain",
+        "_rules",
+        "agents",
+        "crawl_delay",
+        "is_global",
+        "line",
+    )
 
     def __init__(self, line: int, lines: Lines) -> None:
         self.line = line  # the first user-agent line
         self.agents: list[str] = []  # tokens as cut by SPEC A3, ASCII-folded
         self.is_global = False  # '*' named
         self.crawl_delay: float | None = None
-        # The file's lines: the group's rules are taken from them when first
-        # asked for (most groups of a file are other crawlers' and never are).
-        self._lines = lines
+        # The file's rules: the group's are taken from them when first asked
+        # for (most groups of a file are other crawlers' and never are).
+        self._file_rules = lines.rules
+        self._plain = lines.plain
         self._end: int | None = None  # the next group's first line
         self._rules: list[tuple[bool, str, int]] | None = None
 
@@ -55,10 +65,10 @@ class Group:
         (building a NamedTuple per line is slow); only explanations make Rules."""
         if self._rules is None:
             # The file's rules from this group's first line to the next group's.
-            every = self._lines.rules
+            every = self._file_rules
             start = _bisect_left(every, self.line, key=_line_of)
             end = len(every) if self._end is None else _bisect_left(every, self._end, key=_line_of)
-            if self._lines.plain:
+            if self._plain:
                 self._rules = every[start:end]
             else:
                 self._rules = [
