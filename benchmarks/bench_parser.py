@@ -23,6 +23,8 @@ The corpus defaults to ../shared/corpus beside the repository. Rows:
   check (scrapy_rep: best of 10, sizes interleaved), at 4 KB, 8 KB and 16 KB; "x2 size" is
   the time ratio when both sizes double (~2 is linear, ~4 quadratic). Peers run this in a
   subprocess with a time limit.
+- hostile lines: parsing ~480 KiB of 16 KB colon-less lines made to make a backtracking
+  regex quadratic (scrapy_rep: best of 3; peers once, in a subprocess with a time limit).
 - memory: bytes retained by one parsed file (tracemalloc), mean over files, after parse and
   after parse + one check.
 
@@ -213,6 +215,13 @@ def synthetic_robots(rng: random.Random, limit: int = 511_000) -> tuple[bytes, l
     return ("\n".join(lines) + "\n").encode(), urls
 
 
+def hostile_lines(lines: int = 30, width: int = 16_000) -> bytes:
+    """~480 KiB of colon-less lines whose two runs of text can both take a \\v: a regex that
+    lets both take it backtracks quadratically on each line (scrapy_rep's parser did, before)."""
+    line = b"a b" + b"\x0b" * width + b" c\n"
+    return b"User-agent: *\n" + line * lines
+
+
 def worst_case(size: int) -> tuple[bytes, str]:
     """A ``size``-byte pattern ``/*a*a...*a*b`` and a ``size``-byte path of 'a's."""
     pattern = "/" + "*a" * ((size - 3) // 2) + "*b"
@@ -359,6 +368,45 @@ def _worst_check_ns(peer: Peer, size: int) -> float:
     return time.perf_counter_ns() - start
 
 
+def _hostile_parse_ns(peer: Peer) -> float:
+    body = hostile_lines()
+    start = time.perf_counter_ns()
+    peer.parse(body)
+    return time.perf_counter_ns() - start
+
+
+def _in_subprocess(
+    option: str, peer: Peer, argument: str, failures: Failures, what: str
+) -> float | None:
+    """``--<option> PEER ARGUMENT`` run in a child with a time limit: ns, or None on failure.
+
+    A peer may backtrack for ages inside re, which no signal interrupts.
+    """
+    command = [sys.executable, __file__, f"--{option}", peer.name, argument]
+    try:
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=PEER_TIMEOUT, check=True
+        )
+        return float(done.stdout.split()[-1])
+    except subprocess.TimeoutExpired as error:
+        failures.add(peer.name, f"{what} over {PEER_TIMEOUT:.0f} s", argument, error)
+    except subprocess.CalledProcessError as error:
+        error_tail = (error.stderr or "").strip().splitlines()[-1:]
+        failures.add(peer.name, what, argument, RuntimeError(error_tail))
+    return None
+
+
+def run_hostile_parse(failures: Failures) -> dict[str, float | None]:
+    """ns to parse ``hostile_lines()``: scrapy_rep best of 3 here, peers once in a child."""
+    result: dict[str, float | None] = {}
+    for peer in PEERS:
+        if peer.name == "scrapy_rep":
+            result[peer.name] = min(_hostile_parse_ns(peer) for _ in range(3))
+        else:
+            result[peer.name] = _in_subprocess("hostile-peer", peer, "parse", failures, "parse")
+    return result
+
+
 def run_worst(sizes: tuple[int, ...], failures: Failures) -> dict[str, list[float | None]]:
     """ns for one warm worst-case check at each size; None = failed or over the time limit."""
     result: dict[str, list[float | None]] = {}
@@ -377,20 +425,7 @@ def run_worst(sizes: tuple[int, ...], failures: Failures) -> dict[str, list[floa
             if peer.name == "scrapy_rep":
                 times.append(best[size])
                 continue
-            # A peer may backtrack for ages inside re, which no signal interrupts.
-            command = [sys.executable, __file__, "--worst-peer", peer.name, str(size)]
-            try:
-                done = subprocess.run(
-                    command, capture_output=True, text=True, timeout=PEER_TIMEOUT, check=True
-                )
-                times.append(float(done.stdout.split()[-1]))
-            except subprocess.TimeoutExpired as error:
-                failures.add(peer.name, f"worst case over {PEER_TIMEOUT:.0f} s", str(size), error)
-                times.append(None)
-            except subprocess.CalledProcessError as error:
-                error_tail = (error.stderr or "").strip().splitlines()[-1:]
-                failures.add(peer.name, "worst case", str(size), RuntimeError(error_tail))
-                times.append(None)
+            times.append(_in_subprocess("worst-peer", peer, str(size), failures, "worst case"))
         result[peer.name] = times
     return result
 
@@ -495,9 +530,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     parser.add_argument("--quick", action="store_true", help="a sample of the corpus, fewer runs")
     parser.add_argument("--worst-peer", nargs=2, metavar=("PEER", "SIZE"), help=argparse.SUPPRESS)
+    parser.add_argument("--hostile-peer", nargs=2, metavar=("PEER", "_"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worst_peer:
         print(_worst_check_ns(BY_NAME[args.worst_peer[0]], int(args.worst_peer[1])))
+        return 0
+    if args.hostile_peer:
+        print(_hostile_parse_ns(BY_NAME[args.hostile_peer[0]]))
         return 0
 
     started = time.perf_counter()
@@ -521,6 +560,7 @@ def main(argv: list[str] | None = None) -> int:
     synthetic = run_synthetic(body, urls, quick)
     sizes = (4096, 8192, 16384)
     worst = run_worst(sizes, failures)
+    hostile = run_hostile_parse(failures)
     memory = run_memory(memory_files, failures)
 
     def median(values: dict[str, list[float]]) -> dict[str, float | None]:
@@ -551,6 +591,7 @@ def main(argv: list[str] | None = None) -> int:
             for p in PEERS
         )
     )
+    print(_row(f"parse, {len(hostile_lines()) // 1024} KiB hostile lines", hostile, _fmt_ns))
     print(_row("memory/file, parsed", {k: v[0] for k, v in memory.items()}, _fmt_bytes))
     print(_row("memory/file, +1 check", {k: v[1] for k, v in memory.items()}, _fmt_bytes))
     print("(ratios: peer / scrapy_rep; > 1 means scrapy_rep is faster or smaller)")

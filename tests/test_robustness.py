@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import random
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -246,6 +247,55 @@ _HEAD = _BIG[: _BIG.rindex(b"\n", 0, CUT - 40) + 1]
 def test_bytes_past_the_cut_never_count(tail: bytes) -> None:
     body = _HEAD + tail
     assert fingerprint(RobotsTxt.parse(body)) == fingerprint(RobotsTxt.parse(body[:CUT]))
+
+
+# ---------------------------------------------------------------------------------------------
+# Hostile lines: parsing stays linear
+
+
+def _best_parse_seconds(body: bytes) -> float:
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        RobotsTxt.parse(body)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"a b" + b"\x0b" * 16_000 + b" c",  # two runs that could both take the \v run
+        b"\x0c" * 16_000 + b" c d",
+        b"a\tb" + b"\x0b\x0c" * 8_000 + b"\t",
+        b"Disallow: " + b"\x0b " * 8_000 + b"x",
+        b"a" + b"#" * 16_000,
+        b":" * 16_000,
+    ],
+)
+def test_hostile_lines_parse_about_as_fast_as_ordinary_ones(line: bytes) -> None:
+    # A security property, not a speed target: a backtracking regex made the first line cost
+    # a second per 16 KB line (30 s for a 480 KB body), so a hostile site could stall the
+    # crawl's reactor. The same time as ordinary rules of the same size, within a wide margin.
+    hostile = b"User-agent: *\n" + (line + b"\n") * 30
+    ordinary = _BIG[: len(hostile)]
+    assert _best_parse_seconds(hostile) < 5 * _best_parse_seconds(ordinary) + 0.01
+
+
+def test_colon_less_lines_read_as_google_reads_them() -> None:
+    # SPEC A2: exactly two runs of text separated by spaces/tabs; ASCII whitespace (\v, \f
+    # included) trimmed from the line's ends first, and only spaces/tabs separate.
+    body = (
+        b"User-agent: *\n"
+        b"Disallow \x0b/a\x0b\n"  # the value is trimmed: /a
+        b"\x0cDisallow\t/b \x0c\n"  # -> Disallow /b
+        b"Disallow /c /d\n"  # three runs: ignored
+        b"Disallow\x0b/e\n"  # no space or tab: ignored
+        b"Disallow \x0c\n"  # the value is whitespace: ignored, not an empty rule
+        b"Disallow\x0b /f\n"  # the key "Disallow\x0b" is trimmed -> Disallow /f
+    )
+    patterns = [pattern for _allow, pattern, _line in RobotsTxt.parse(body).groups[0].rules]
+    assert patterns == ["/a", "/b", "/f"]
 
 
 # ---------------------------------------------------------------------------------------------
