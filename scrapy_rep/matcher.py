@@ -80,15 +80,16 @@ def _escape(match: re.Match[bytes]) -> bytes:
     return b"%%%02X" % text[0]
 
 
-def normalise_pattern(value: bytes) -> str:
+def normalise_pattern(value: str) -> str:
     """An allow/disallow value as matched (SPEC A5, Google's MaybeEscapePattern).
 
-    ``%xx`` gets upper-case hex, bytes >= 0x80 are percent-encoded; nothing is
-    decoded. The result is pure ASCII.
+    ``value`` is the value's bytes as Latin-1 text (one character per byte, as
+    the parser gives it). ``%xx`` gets upper-case hex, bytes >= 0x80 are
+    percent-encoded; nothing is decoded. The result is pure ASCII.
     """
-    if value.isascii() and b"%" not in value:
-        return value.decode("ascii")
-    return _ESCAPABLE.sub(_escape, value).decode("ascii")
+    if value.isascii() and "%" not in value:
+        return value
+    return _ESCAPABLE.sub(_escape, value.encode("latin-1")).decode("ascii")
 
 
 class Rule(NamedTuple):
@@ -234,18 +235,25 @@ _SCANNED_RULES = 64
 _FEW_KEYS = 64
 
 
-def _matches(pattern: str, path: str) -> bool:
-    """A pattern with '*' or a final '$' against ``path``, split as it comes
-    rather than indexed (SPEC A5)."""
+def _parts(pattern: str) -> tuple[str, tuple[str, ...] | None, bool]:
+    """A non-empty pattern as matched (SPEC A5): the text before its first '*', the literal
+    runs after it (None without a '*'; empty runs dropped, as each '*' may swallow any run),
+    and whether it must end the path (a final '$'; "...*$" need not: the '*' runs on)."""
     anchored = pattern[-1] == "$"
     body = pattern[:-1] if anchored else pattern
     if "*" not in body:
-        return path == body
+        return body, None, anchored
     head, *rest = body.split("*")
-    # Empty runs (from "**" or a final '*') match anywhere; "...*$" is not anchored.
-    return path.startswith(head) and _match_segments(
-        path, len(head), rest, anchored and rest[-1] != ""
-    )
+    return head, tuple(filter(None, rest)), anchored and body[-1] != "*"
+
+
+def _matches(pattern: str, path: str) -> bool:
+    """A pattern with '*' or a final '$' against ``path``, split as it comes
+    rather than indexed."""
+    head, segments, anchored = _parts(pattern)
+    if segments is None:
+        return path == head if anchored else path.startswith(head)
+    return path.startswith(head) and _match_segments(path, len(head), segments, anchored)
 
 
 def _scan(rules: list[tuple[bool, str, int]], path: str) -> int:
@@ -369,17 +377,12 @@ class RuleSet:
                 if prefix.get(pattern, -1) < rank:
                     prefix[pattern] = rank
                 continue
-            anchored = pattern[-1] == "$"
-            body = pattern[:-1] if anchored else pattern
-            if "*" not in body:
+            head, segments, anchored = _parts(pattern)
+            if segments is None:
                 table = exact if anchored else prefix
-                if table.get(body, -1) < rank:
-                    table[body] = rank
+                if table.get(head, -1) < rank:
+                    table[head] = rank
                 continue
-            if anchored and body[-1] == "*":
-                anchored = False  # "...*$": the '*' runs to the end anyway
-            head, *rest = body.split("*")
-            segments = tuple(filter(None, rest))
             if segments:
                 kind = _SEGMENTS if len(segments) > 1 else _ENDS if anchored else _FIND
                 item = (rank, kind, segments[0], segments, anchored)

@@ -72,13 +72,7 @@ class Group:
                 self._rules = every[start:end]
             else:
                 self._rules = [
-                    (
-                        allow,
-                        value
-                        if value.isascii() and "%" not in value
-                        else normalise_pattern(value.encode("latin-1")),
-                        line,
-                    )
+                    (allow, normalise_pattern(value), line)
                     for allow, value, line in every[start:end]
                 ]
         return self._rules
@@ -197,16 +191,13 @@ class RobotsTxt:
         if ruleset is None:
             # SPEC A3: all groups naming the agent are merged, in file order;
             # an empty one still hides '*'.
-            ruleset = RuleSet(
-                groups[0].rules if len(groups) == 1 else [r for g in groups for r in g.rules]
-            )
+            ruleset = RuleSet(_merged_rules(groups))
             self._specific[folded] = ruleset
         return token, ruleset
 
     def _global_rules(self) -> RuleSet:
         if self._global is None:
-            groups = [g for g in self.groups if g.is_global]
-            rules = groups[0].rules if len(groups) == 1 else [r for g in groups for r in g.rules]
+            rules = _merged_rules([g for g in self.groups if g.is_global])
             self._global = RuleSet(rules) if rules else _EMPTY
         return self._global
 
@@ -250,6 +241,11 @@ class RobotsTxt:
             if group.crawl_delay is not None:
                 return group.crawl_delay
         return None
+
+
+def _merged_rules(groups: list[Group]) -> list[tuple[bool, str, int]]:
+    """The rules of ``groups`` in file order; one group's own list (RuleSet never changes it)."""
+    return groups[0].rules if len(groups) == 1 else [r for g in groups for r in g.rules]
 
 
 def _parse_delay(value: bytes) -> float | None:
