@@ -37,6 +37,9 @@ RELEASE_FAILED = "robotstxt/release_failed"
 HELD_DROPPED = "robotstxt/held_dropped"
 HELD_DROPPED_ON_CLOSE = "robotstxt/held_dropped_on_close"
 HELD_PERSISTED = "robotstxt/held_persisted"
+#: Held requests the crawl stopped waiting for (REP_HOLD_TIMEOUT, REP_GIVE_UP_AFTER), left in
+#: JOBDIR or Redis for the job's next run instead of being dropped.
+HELD_KEPT = "robotstxt/held_kept_for_next_run"
 HELD_RESTORED = "robotstxt/held_restored"
 RESCHEDULED = "robotstxt/rescheduled"
 STORE_HIT = "robotstxt/store_hit"
@@ -51,19 +54,18 @@ CRAWL_DELAY_APPLIED = "robotstxt/crawl_delay_applied"
 GAVE_UP = "robotstxt/gave_up"
 
 
-def give_up_reason(origin: str, failures: int, error: str | None) -> str:
+def give_up_reason(failures: int, error: str | None) -> str:
     return (
-        f"robots.txt of {origin} failed {failures} times in a row ({error or 'server error'}) "
-        "and nothing else is left to crawl; its requests are not downloaded (SPEC B2: "
-        "disallowed while unreachable). Set REP_GIVE_UP_AFTER=0 to keep retrying up to "
-        "REP_HOLD_TIMEOUT"
+        f"its robots.txt failed {failures} times in a row ({error or 'server error'}) and "
+        "nothing else is left to crawl (REP_GIVE_UP_AFTER=0 keeps retrying up to "
+        "REP_HOLD_TIMEOUT)"
     )
 
 
-def hold_timeout_reason(origin: str, hold_timeout: float, error: str | None) -> str:
+def hold_timeout_reason(hold_timeout: float, error: str | None) -> str:
     return (
-        f"robots.txt of {origin} could not be fetched within REP_HOLD_TIMEOUT="
-        f"{hold_timeout:g}s ({error or 'no answer yet'})"
+        f"its robots.txt could not be fetched within REP_HOLD_TIMEOUT={hold_timeout:g}s "
+        f"({error or 'no answer yet'})"
     )
 
 
@@ -74,6 +76,8 @@ class Events:
         self._store_down = False
         # Origins whose waiting requests were announced (``holding``), until answered.
         self._announced: BoundedSet[str] = BoundedSet()
+        # Origins whose requests were kept for the next run (one WARNING each).
+        self._kept: BoundedSet[str] = BoundedSet()
 
     def _extra(self) -> dict[str, object]:
         return {"spider": self._spider()}
@@ -102,12 +106,46 @@ class Events:
     def dropped(self, origin: str, count: int, reason: str) -> None:
         self._stats.inc_value(HELD_DROPPED, count)
         logger.warning(
-            "Dropped %d request(s) for %s: %s", count, origin, reason, extra=self._extra()
+            "Dropped %d request(s) for %s, not downloaded: %s",
+            count,
+            origin,
+            reason,
+            extra=self._extra(),
         )
 
-    def gave_up(self, origin: str, count: int, reason: str) -> None:
-        self._stats.inc_value(GAVE_UP)
-        self.dropped(origin, count, reason)
+    def stopped_waiting(
+        self,
+        origin: str,
+        *,
+        kept: int,
+        dropped: int,
+        reason: str,
+        next_run: str | None,
+        gave_up: bool,
+    ) -> None:
+        """The crawl stopped waiting for ``origin``'s robots.txt (``reason``): ``kept``
+        requests wait for the job's next run (``next_run`` says where and how), ``dropped``
+        are gone."""
+        if gave_up:
+            self._stats.inc_value(GAVE_UP)
+        if kept:
+            self._stats.inc_value(HELD_KEPT, kept)
+            level = logging.WARNING if self._kept.add(origin) else logging.INFO
+            logger.log(
+                level,
+                "Stopped waiting for %s: %s. Its %d held request(s) are kept for the job's "
+                "next run in %s",
+                origin,
+                reason,
+                kept,
+                next_run,
+                extra=self._extra(),
+            )
+        if dropped:
+            why = reason
+            if next_run is None:
+                why += "; set JOBDIR, or a Redis REP_STORE, to keep such requests for the next run"
+            self.dropped(origin, dropped, why)
 
     def release_failed(self, request: Request, error: BaseException) -> None:
         self._stats.inc_value(RELEASE_FAILED)
@@ -196,7 +234,7 @@ class Events:
     def holding(self, state: OriginState, now: float, hold_timeout: float) -> None:
         """Requests of an origin whose robots.txt is unreachable wait.
 
-        One line per origin while it stays unreachable (issue 11.2), not one per request.
+        One line per origin while it stays unreachable, not one per request.
         """
         if not self._announced.add(state.origin):
             return
@@ -220,6 +258,22 @@ class Events:
                 "Crawl closed with %d request(s) held for robots.txt; they were not downloaded "
                 "(set JOBDIR, or a Redis REP_STORE, to keep them for the next run)",
                 lost,
+                extra=self._extra(),
+            )
+
+    def closed_keeping(self, persisted: int, kept: int, next_run: str) -> None:
+        """The crawl closed with a durable place: ``persisted`` requests were still waiting,
+        ``kept`` were put aside earlier; all of them wait for the next run there."""
+        if persisted:
+            self._stats.inc_value(HELD_PERSISTED, persisted)
+        if persisted or kept:
+            logger.info(
+                "%d request(s) held for robots.txt stay in %s (%d still waiting when the crawl "
+                "closed, %d that it stopped waiting for)",
+                persisted + kept,
+                next_run,
+                persisted,
+                kept,
                 extra=self._extra(),
             )
 

@@ -9,12 +9,20 @@ disallowed for now, so nothing of it is downloaded):
   the scheduler (``crawl``) when their origin is resolved;
 - *waiters*: ``engine.download`` callers waiting in process_request (a Deferred each).
 
-Both are dropped, with a stat and a logged reason, after REP_HOLD_TIMEOUT (the "held since"
-times stay here, in memory). When the crawl is asked to close, everything is let go at once:
-waiters fail with ``IgnoreRequest``; held requests stay where they are durable (resumed by
-the next run, or adopted by a live fleet process) or are counted as dropped. Re-scheduling
-is done one request at a time: one that fails (a scheduler backend down) is held again and
-tried on the next tick, so no request is lost and no error escapes.
+When the crawl stops waiting for held requests — after REP_HOLD_TIMEOUT, or when an idle crawl
+gives an origin up (REP_GIVE_UP_AFTER) — a durable place (JOBDIR, the fleet's Redis) keeps
+them for the job's next run (``put_aside``); without one they are dropped, with a stat and a
+logged reason. Waiters are always dropped (their caller is this process). When the crawl is
+asked to close, everything is let go at once: waiters fail with ``IgnoreRequest``; held
+requests stay where they are durable (resumed by the next run, or adopted by a live fleet
+process) or are counted as dropped. Re-scheduling is done one request at a time: one that
+fails (a scheduler backend down) is held again and tried on the next tick, so no request is
+lost and no error escapes.
+
+Each held request is counted once per fate (``robotstxt/held`` = ``released`` +
+``held_dropped`` + ``held_kept_for_next_run`` + ``held_persisted`` + ``held_dropped_on_close``
+once the crawl has closed): requests restored from an earlier run or adopted from a dead fleet
+process go back through the gate and are counted as ``held`` again only if it holds them.
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ from scrapy.exceptions import IgnoreRequest
 from twisted.internet import task
 from twisted.internet.defer import Deferred
 
-from scrapy_rep._events import HELD, HELD_PERSISTED, RELEASED
+from scrapy_rep._events import HELD, RELEASED
 from scrapy_rep._held import HeldRequests, MemoryHeld
 
 if TYPE_CHECKING:
@@ -70,8 +78,12 @@ class Holds:
         self._since: dict[str, list[float]] = {}
         self._waiting: dict[str, list[tuple[Deferred[OriginState], float]]] = {}
         # Origins whose held requests go to the scheduler on the next tick: restored from an
-        # earlier run, adopted from a dead fleet process, or not taken by the scheduler.
+        # earlier run or adopted from a dead fleet process (back through the gate, not counted
+        # as released), or released but not taken by the scheduler (``_unsent``).
         self._pending: set[str] = set()
+        self._unsent: set[str] = set()
+        # Requests put aside for the job's next run (given up, held too long).
+        self._kept = 0
         self._closed = False
         self._tick = task.LoopingCall(self.tick)
         self._tick.clock = cast(Any, clock)
@@ -98,7 +110,7 @@ class Holds:
         return bool(self._since.get(origin) or self._waiting.get(origin))
 
     def busy(self) -> bool:
-        return bool(len(self._held) or self._waiting or self._pending)
+        return bool(len(self._held) or self._waiting or self._pending or self._unsent)
 
     def pending_elsewhere(self) -> bool:
         """Do other fleet processes hold requests that may come to this one?"""
@@ -107,7 +119,7 @@ class Holds:
 
     def hold(self, origin: str, request: Request) -> None:
         if self._closed:
-            self._events.dropped(origin, 1, self._closing_reason(origin))
+            self._events.dropped(origin, 1, self._closing_reason())
             return
         self._held.add(origin, request)
         self._since.setdefault(origin, []).append(self._clock.seconds())
@@ -118,7 +130,7 @@ class Holds:
         """A Deferred fired with the origin's state once it is known (or failed)."""
         waiter: Deferred[OriginState] = Deferred()
         if self._closed:
-            waiter.errback(IgnoreRequest(self._closing_reason(origin)))
+            waiter.errback(IgnoreRequest(f"{origin}: {self._closing_reason()}"))
             return waiter
         self._waiting.setdefault(origin, []).append((waiter, self._clock.seconds()))
         self._start_tick()
@@ -128,12 +140,18 @@ class Holds:
         """``origin`` is resolved: waiters get its state, held requests go to the scheduler."""
         for waiter, _since in self._waiting.pop(origin, []):
             waiter.callback(state)
-        self._send(origin)
+        self._send(origin, released=True)
 
-    def _send(self, origin: str) -> None:
-        """Take ``origin``'s held requests and send them to the scheduler one by one."""
+    def _send(self, origin: str, *, released: bool) -> None:
+        """Take ``origin``'s held requests and send them to the scheduler one by one.
+
+        ``released``: its robots.txt answered (counted as released); else they come back from
+        an earlier run or another process and pass the gate again (held again if need be).
+        """
         self._since.pop(origin, None)
+        released = released or origin in self._unsent
         self._pending.discard(origin)
+        self._unsent.discard(origin)
         if self._closed:
             return
         sent = 0
@@ -144,16 +162,18 @@ class Holds:
                 self._events.release_failed(request, exc)
                 # Held again (durably, where the place is): tried again on the next tick.
                 self._held.add(origin, request)
-                self._pending.add(origin)
+                (self._unsent if released else self._pending).add(origin)
                 self._start_tick()
             else:
                 sent += 1
-        if sent:
+        if sent and released:
             self._events.count(RELEASED, sent)
 
     def _send_pending(self) -> None:
+        for origin in sorted(self._unsent):
+            self._send(origin, released=True)
         for origin in sorted(self._pending):
-            self._send(origin)
+            self._send(origin, released=False)
 
     def tick(self) -> None:
         """Periodically: notice a close being asked, retry unsent requests, expire old ones."""
@@ -171,8 +191,9 @@ class Holds:
                 self._on_emptied()
 
     def expire(self) -> int:
-        """Drop what waited longer than REP_HOLD_TIMEOUT (with a stat and a logged reason);
-        return how many were dropped."""
+        """Stop waiting for what waited longer than REP_HOLD_TIMEOUT: kept for the next run
+        where the place is durable, else dropped (with a stat and a logged reason); return how
+        many this run let go."""
         dropped = 0
         deadline = self._clock.seconds() - self._timeout
         for origin in list(self._since):
@@ -189,10 +210,10 @@ class Holds:
             requests = self._held.take(origin)
             for request in requests[old:]:
                 self._held.add(origin, request)
-            expired = len(requests[:old])
+            expired = requests[:old]
             if expired:
-                dropped += expired
-                self._events.dropped(origin, expired, self._drop_reason(origin))
+                dropped += len(expired)
+                self._stop_waiting(origin, expired, [], self._drop_reason(origin), gave_up=False)
         for origin in list(self._waiting):
             waiters = _take_older(self._waiting, origin, deadline)
             if waiters:
@@ -200,7 +221,7 @@ class Holds:
                 dropped += len(waiters)
                 self._events.dropped(origin, len(waiters), reason)
                 for waiter in waiters:
-                    waiter.errback(IgnoreRequest(reason))
+                    waiter.errback(IgnoreRequest(f"{origin}: {reason}"))
         return dropped
 
     def give_up(self, reason: Callable[[str], str | None]) -> None:
@@ -215,11 +236,33 @@ class Holds:
         for origin, why in reasons.items():
             assert why is not None
             self._since.pop(origin, None)
-            held = self._held.take(origin)
-            waiters = self._waiting.pop(origin, [])
-            self._events.gave_up(origin, len(held) + len(waiters), why)
-            for waiter, _since in waiters:
-                waiter.errback(IgnoreRequest(why))
+            waiters = [waiter for waiter, _since in self._waiting.pop(origin, [])]
+            self._stop_waiting(origin, self._held.take(origin), waiters, why, gave_up=True)
+
+    def _stop_waiting(
+        self,
+        origin: str,
+        held: list[Request],
+        waiters: list[Deferred[OriginState]],
+        why: str,
+        *,
+        gave_up: bool,
+    ) -> None:
+        """This run waits no longer for ``held`` and ``waiters``: the durable place keeps the
+        held ones for the next run (SPEC C4); the rest are dropped with ``why``."""
+        lost = self._held.put_aside(origin, held) if held else []
+        kept = len(held) - len(lost)
+        self._kept += kept
+        self._events.stopped_waiting(
+            origin,
+            kept=kept,
+            dropped=len(lost) + len(waiters),
+            reason=why,
+            next_run=self._held.next_run,
+            gave_up=gave_up,
+        )
+        for waiter in waiters:
+            waiter.errback(IgnoreRequest(f"{origin}: {why}"))
 
     def let_go(self) -> None:
         """The crawl closes: let every waiting request go now (may be called again)."""
@@ -231,17 +274,18 @@ class Holds:
         waiting, self._waiting = self._waiting, {}
         for origin, waiters in waiting.items():
             for waiter, _since in waiters:
-                waiter.errback(IgnoreRequest(self._closing_reason(origin)))
-        self._since, self._pending = {}, set()
-        if isinstance(self._held, MemoryHeld):
+                waiter.errback(IgnoreRequest(f"{origin}: {self._closing_reason()}"))
+        self._since, self._pending, self._unsent = {}, set(), set()
+        if self._held.next_run is None:
             self._events.closed_with_held(len(self._held))
-        elif len(self._held):
-            # Durable ones stay (the place logs where and counts those only in memory).
-            self._events.count(HELD_PERSISTED, len(self._held))
+        else:
+            # Durable ones stay (the place counts and logs those it had only in memory).
+            persisted = len(self._held) - self._held.in_memory()
+            self._events.closed_keeping(persisted, self._kept, self._held.next_run)
         self._held.close()
 
-    def _closing_reason(self, origin: str) -> str:
-        return f"robots.txt of {origin} not known when the crawl closed"
+    def _closing_reason(self) -> str:
+        return "its robots.txt was not known when the crawl closed"
 
     def _start_tick(self) -> None:
         if not self._tick.running and not self._closed:

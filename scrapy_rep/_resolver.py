@@ -98,18 +98,26 @@ class Resolver:
         self._resolving: dict[str, list[Deferred[OriginState]]] = {}
         self._retries: dict[str, DelayedCall] = {}
         self._closing = False
+        # Failures recorded before this run (a resumed job, a long-lived store) are not this
+        # run's to give up on: it makes an attempt of its own first.
+        self._started = clock.seconds()
 
     def busy(self) -> bool:
         return bool(self._resolving)
 
     def given_up(self, origin: str) -> str | None:
-        """Why an idle crawl may stop waiting for ``origin`` (``_policy.given_up``), or None."""
+        """Why an idle crawl may stop waiting for ``origin`` (``_policy.given_up``), or None.
+
+        Only once the latest failure is this run's own (fetched since this process started,
+        by it or, with a shared store, by a fleet member): the attempt already scheduled at
+        the stored ``retry_at`` is made first, and if it succeeds the requests are crawled.
+        """
         state = self._cache.peek(origin)
-        if origin in self._resolving or state is None:
+        if origin in self._resolving or state is None or state.entry.fetched_at < self._started:
             return None
         if not given_up(state.entry, self._clock.seconds(), self._limits):
             return None
-        return give_up_reason(origin, state.entry.failures, state.entry.error)
+        return give_up_reason(state.entry.failures, state.entry.error)
 
     def state(self, origin: str, now: float, trigger: Request | None) -> OriginState | None:
         """The origin's state if known here; starts a refresh when one is due."""

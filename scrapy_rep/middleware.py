@@ -260,7 +260,7 @@ class RobotsTxtMiddleware:
     def _drop_reason(self, origin: str) -> str:
         state = self._cache.peek(origin)
         error = state.entry.error if state is not None else None
-        return hold_timeout_reason(origin, self._hold_timeout, error)
+        return hold_timeout_reason(self._hold_timeout, error)
 
     def _announce(
         self,

@@ -96,8 +96,11 @@ class DurableHeld:
     """A durable ``HeldRequests`` stand-in (memory inside); its next ``take`` can fail as
     RedisHeld's does (nothing returned, the requests stay for a later ``on_adopted``)."""
 
+    next_run = "the test's durable place"
+
     def __init__(self) -> None:
         self.inner = MemoryHeld()
+        self.kept: list[Request] = []
         self.failing_takes = 0
         self.closed = False
         self.elsewhere = False
@@ -114,8 +117,15 @@ class DurableHeld:
     def origins(self) -> list[str]:
         return self.inner.origins()
 
+    def put_aside(self, origin: str, requests: list[Request]) -> list[Request]:
+        self.kept.extend(requests)
+        return []
+
     def __len__(self) -> int:
         return len(self.inner)
+
+    def in_memory(self) -> int:
+        return 0
 
     def close(self) -> None:
         self.closed = True
@@ -135,9 +145,10 @@ class Parts:
         store: MemoryStore | None = None,
         held: DurableHeld | None = None,
         crawl: Callable[[Request], None] | None = None,
+        start: float = START,
     ) -> None:
         self.clock = task.Clock()
-        self.clock.advance(START)
+        self.clock.advance(start)
         self.stats = Stats()
         self.store = store if store is not None else MemoryStore(clock=self.clock.seconds)
         self.fetcher = Fetcher(self.clock, *replies)
@@ -152,7 +163,7 @@ class Parts:
             hold_timeout=hold_timeout,
             crawl=crawl or self.crawled.append,
             held=held,
-            drop_reason=lambda origin: f"robots.txt of {origin} unreachable",
+            drop_reason=lambda origin: "its robots.txt is unreachable",
             close_requested=lambda: self.close_asked,
             on_close_requested=self.let_go,
             on_emptied=self.count_emptied,
@@ -249,7 +260,7 @@ def test_hold_expiry_drops_held_and_fails_waiters_with_the_reason() -> None:
     parts.advance(9)
     assert not waiter.called
     parts.advance(2)
-    assert str(failure_of(waiter)) == f"robots.txt of {ORIGIN} unreachable"
+    assert str(failure_of(waiter)) == f"{ORIGIN}: its robots.txt is unreachable"
     assert parts.stats["robotstxt/held_dropped"] == 2
     assert parts.crawled == []
     assert not parts.holds.busy()
@@ -381,7 +392,7 @@ def test_close_lets_everything_go_at_once() -> None:
     parts.advance(1)  # the next tick notices the close
     closed = failure_of(waiter)
     assert isinstance(closed, IgnoreRequest)
-    assert str(closed) == f"robots.txt of {ORIGIN} not known when the crawl closed"
+    assert str(closed) == f"{ORIGIN}: its robots.txt was not known when the crawl closed"
     # Still where it is durable, for the next run (or a live fleet process).
     assert held_place.closed
     assert held_place.inner.take(ORIGIN) == [held]
@@ -403,17 +414,28 @@ def test_close_without_a_durable_place_counts_held_requests_as_dropped() -> None
     assert parts.stats["robotstxt/held_dropped_on_close"] == 2
 
 
-def test_expiry_drops_only_what_was_held_longer_than_the_timeout() -> None:
+def test_expiry_keeps_only_what_was_held_longer_than_the_timeout_for_the_next_run() -> None:
     held_place = DurableHeld()
     parts = Parts(*[error(503)] * 20, hold_timeout=10, held=held_place)
-    parts.hold("/old")
+    old = parts.hold("/old")
     parts.advance(6)
     young = parts.hold("/young")
     parts.advance(5)
-    assert parts.stats["robotstxt/held_dropped"] == 1
+    # A durable place keeps what the crawl stopped waiting for: nothing is dropped.
+    assert parts.stats.get("robotstxt/held_dropped", 0) == 0
+    assert parts.stats["robotstxt/held_kept_for_next_run"] == 1
+    assert held_place.kept == [old]
     assert parts.emptied == 0  # /young still waits
     assert held_place.inner.origins() == [ORIGIN]
     assert [r.url for r in held_place.inner.take(ORIGIN)] == [young.url]
+
+
+def test_expiry_without_a_durable_place_drops_with_the_reason() -> None:
+    parts = Parts(*[error(503)] * 20, hold_timeout=10)
+    parts.hold("/old")
+    parts.advance(11)
+    assert parts.stats["robotstxt/held_dropped"] == 1
+    assert parts.stats.get("robotstxt/held_kept_for_next_run", 0) == 0
 
 
 def test_open_sends_what_an_earlier_run_held_back_through_the_gate() -> None:
@@ -427,7 +449,9 @@ def test_open_sends_what_an_earlier_run_held_back_through_the_gate() -> None:
     parts.clock.advance(0)
     assert parts.crawled == earlier
     assert parts.stats["robotstxt/held_restored"] == 2
-    assert parts.stats["robotstxt/released"] == 2
+    # Not "released": they pass the gate again, and count as released only once it holds
+    # and releases them (each held request is counted once per fate).
+    assert parts.stats.get("robotstxt/released", 0) == 0
     assert len(held_place) == 0 and not parts.holds.busy()
 
 
@@ -535,6 +559,60 @@ def test_idle_crawl_gives_up_after_the_failures_and_keeps_the_unreachable_entry(
     entry = Entry.from_meta(stored[0].meta)
     assert entry is not None and entry.outcome == "unreachable"
     assert (entry.failures, entry.unreachable_since, entry.good) == (3, START, None)
+
+
+def test_give_up_with_a_durable_place_keeps_the_held_requests_for_the_next_run() -> None:
+    held_place = DurableHeld()
+    parts = Parts(*[error(500)] * 10, held=held_place)
+    held = [parts.hold("/1"), parts.hold("/2")]
+    waiter = parts.holds.wait(ORIGIN)  # an engine.download caller: this process's only
+    parts.advance(91)
+    parts.holds.give_up(parts.resolver.given_up)
+    assert held_place.kept == held
+    assert parts.stats["robotstxt/gave_up"] == 1
+    assert parts.stats["robotstxt/held_kept_for_next_run"] == 2
+    assert parts.stats["robotstxt/held_dropped"] == 1  # the waiter
+    assert "failed 3 times in a row" in str(failure_of(waiter))
+    assert not parts.holds.busy()  # the crawl may close
+    parts.let_go()
+    # Every held request counted once per fate.
+    assert parts.stats["robotstxt/held"] == 2
+    assert parts.stats.get("robotstxt/held_persisted", 0) == 0
+
+
+def test_failures_of_an_earlier_run_do_not_give_up_before_an_attempt_of_this_run() -> None:
+    store = MemoryStore(clock=lambda: 0.0)
+    earlier = Parts(*[error(503)] * 3, store=store)
+    earlier.hold()
+    earlier.advance(16)  # 503 at 0, 5 and 15 s: the next attempt due at 35 s
+    assert earlier.fetcher.times == [0, 5, 15]
+    # The job is resumed 30 s after its start; the site has recovered.
+    resumed = Parts(ok(), store=store, start=START + 30)
+    request = resumed.hold()
+    resumed.clock.advance(0)
+    resumed.holds.give_up(resumed.resolver.given_up)  # the first spider_idle
+    assert resumed.stats.get("robotstxt/gave_up", 0) == 0 and resumed.holds.busy()
+    assert resumed.fetcher.times == []  # no new burst: the stored retry_at is kept
+    resumed.advance(5.25)
+    assert resumed.fetcher.times == [35]  # times since the first run started
+    assert resumed.crawled == [request]
+
+
+def test_an_attempt_of_this_run_that_fails_lets_the_idle_crawl_give_up() -> None:
+    store = MemoryStore(clock=lambda: 0.0)
+    earlier = Parts(*[error(503)] * 3, store=store)
+    earlier.hold()
+    earlier.advance(16)
+    resumed = Parts(error(503), store=store, start=START + 30)
+    resumed.hold()
+    waiter = resumed.holds.wait(ORIGIN)
+    resumed.clock.advance(0)
+    resumed.holds.give_up(resumed.resolver.given_up)
+    assert resumed.stats.get("robotstxt/gave_up", 0) == 0 and not waiter.called
+    resumed.advance(5.25)  # its own attempt, at the stored retry_at, fails too
+    resumed.holds.give_up(resumed.resolver.given_up)
+    assert resumed.stats["robotstxt/gave_up"] == 1
+    assert "failed 4 times in a row" in str(failure_of(waiter))
 
 
 def test_no_give_up_while_another_origin_is_waited_for_or_when_disabled() -> None:

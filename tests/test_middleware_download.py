@@ -178,7 +178,7 @@ def test_crawl_closes_at_once_with_requests_waiting_for_robots_txt(
     assert outcome["reason"] == "closespider_timeout"
     assert outcome["closed"] - outcome["opened"] < 2 + 5
     assert outcome[waiting] == (
-        f"ignored: robots.txt of {http_server2.origin} not known when the crawl closed"
+        f"ignored: {http_server2.origin}: its robots.txt was not known when the crawl closed"
     )
     assert outcome["dropped_on_close"] == 1  # the held one (no JOBDIR)
     assert http_server2.count("/page/", prefix=True) == 0

@@ -164,7 +164,8 @@ def test_idle_crawl_gives_up_an_origin_whose_robots_txt_keeps_failing_not_one_th
     assert result.stat("robotstxt/gave_up") == 1  # the failing origin only
     assert result.stat("robotstxt/held_dropped") == 4  # the failing origin's 4 pages
     assert result.stat("robotstxt/held_dropped_on_close") == 0
-    assert result.log.count(f"Dropped 4 request(s) for {failing.url('')}: robots.txt of") == 1
+    dropped = f"Dropped 4 request(s) for {failing.url('')}, not downloaded: its robots.txt failed"
+    assert result.log.count(dropped) == 1
     assert result.log.count("times in a row") == 1
     assert "REP_GIVE_UP_AFTER=0" in result.log
     # Attempts end at 1.5 s; spider_idle comes every 5 s.

@@ -21,7 +21,20 @@ class HeldRequests(Protocol):
     def origins(self) -> list[str]:
         """Origins that have requests (read at resume and after adoption)."""
 
-    def __len__(self) -> int: ...
+    def put_aside(self, origin: str, requests: list[Request]) -> list[Request]:
+        """Keep ``requests`` (taken for ``origin``) for the job's next run, out of this run's
+        way; return those that cannot be kept (they are dropped)."""
+
+    @property
+    def next_run(self) -> str | None:
+        """Where requests put aside wait and how they come back, for the log; None when
+        nothing can be put aside (memory)."""
+
+    def __len__(self) -> int:
+        """Requests held for this run (not those put aside)."""
+
+    def in_memory(self) -> int:
+        """Of those, how many are in this process's memory only (lost with it)."""
 
     def close(self) -> None:
         """Let files/connections go; what is still held stays where it is durable."""
@@ -29,6 +42,8 @@ class HeldRequests(Protocol):
 
 class MemoryHeld:
     """Held requests in this process's memory: lost with the process."""
+
+    next_run: str | None = None
 
     def __init__(self) -> None:
         self._held: dict[str, list[Request]] = {}
@@ -46,7 +61,13 @@ class MemoryHeld:
     def origins(self) -> list[str]:
         return list(self._held)
 
+    def put_aside(self, origin: str, requests: list[Request]) -> list[Request]:
+        return requests  # memory dies with the process: nothing can wait for the next run
+
     def __len__(self) -> int:
+        return self._count
+
+    def in_memory(self) -> int:
         return self._count
 
     def close(self) -> None:

@@ -46,6 +46,9 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS held "
     "(seq INTEGER PRIMARY KEY, origin TEXT NOT NULL, data BLOB NOT NULL)",
     "CREATE INDEX IF NOT EXISTS held_origin ON held (origin, seq)",
+    # Requests the run stopped waiting for (given up, held too long): the next run's.
+    "CREATE TABLE IF NOT EXISTS kept "
+    "(seq INTEGER PRIMARY KEY, origin TEXT NOT NULL, data BLOB NOT NULL)",
 )
 
 
@@ -60,6 +63,12 @@ class JobdirHeld:
         self._spider = spider
         self._stats = stats
         self._spill = Spill()
+        self.next_run = f"{path}; resume the job with the same JOBDIR"
+        # What an earlier run put aside is this run's to try again.
+        with db:
+            db.execute("INSERT INTO held SELECT * FROM kept")
+            db.execute("DELETE FROM kept")
+        self._kept = 0
         row = db.execute("SELECT COUNT(*), COALESCE(MAX(seq), 0) FROM held").fetchone()
         self._durable: int = row[0]
         self._next_seq: int = row[1] + 1
@@ -125,8 +134,29 @@ class JobdirHeld:
         stored = {row[0] for row in self._db.execute("SELECT DISTINCT origin FROM held")}
         return sorted(stored | self._spill.origins())
 
+    def put_aside(self, origin: str, requests: list[Request]) -> list[Request]:
+        rows, lost = [], []
+        for request in requests:
+            try:
+                data = pickle.dumps(request.to_dict(spider=self._spider), protocol=4)
+            except Exception:  # it was in memory only for this reason: it cannot wait on disk
+                lost.append(request)
+                continue
+            rows.append((self._next_seq, origin, data))
+            self._next_seq += 1
+        try:
+            with self._db:
+                self._db.executemany("INSERT INTO kept VALUES (?, ?, ?)", rows)
+        except sqlite3.Error:  # disk full, file removed under us
+            return requests
+        self._kept += len(rows)
+        return lost
+
     def __len__(self) -> int:
         return self._durable + len(self._spill)
+
+    def in_memory(self) -> int:
+        return len(self._spill)
 
     def close(self) -> None:
         """Close the file (deleted when empty); requests only in memory are lost, with a WARNING."""
@@ -140,15 +170,8 @@ class JobdirHeld:
                 self.path,
                 extra={"spider": self._spider},
             )
-        if self._durable:
-            logger.info(
-                "%d request(s) held for robots.txt stay in %s and resume with the job",
-                self._durable,
-                self.path,
-                extra={"spider": self._spider},
-            )
         self._db.close()
-        if not self._durable:
+        if not self._durable and not self._kept:
             for file in _files(self.path):
                 file.unlink(missing_ok=True)
 

@@ -7,7 +7,10 @@ Keys, under the store's prefix ``P`` (``REP_STORE_PREFIX``, default ``scrapy-rep
   ``owner_ttl`` expiry (gone ``owner_ttl`` s after a ``kill -9``, at once on ``close``);
 - ``P held:origins:<owner>``: set of the origins the owner holds requests for;
 - ``P held:list:<owner>:<origin>``: the owner's held requests for that origin, oldest first,
-  as JSON (``_codec``: never pickle).
+  as JSON (``_codec``: never pickle);
+- ``P held:kept:origins`` and ``P held:kept:list:<origin>``: requests a run stopped waiting
+  for (given up, held too long), owned by no process: no live process adopts them, and the
+  first process of the fleet's next run takes them when it starts.
 
 Every heartbeat also adopts: in one Lua script, the requests of every owner whose heartbeat is
 gone move to this owner's lists, and ``on_adopted`` is told which origins now have requests;
@@ -34,7 +37,7 @@ from twisted.internet import task
 
 from scrapy_rep._held import _codec
 from scrapy_rep._held._base import Spill
-from scrapy_rep._held._scripts import ADOPT, ELSEWHERE, TAKE
+from scrapy_rep._held._scripts import ADOPT, ELSEWHERE, RESUME, TAKE
 
 if TYPE_CHECKING:
     import redis
@@ -86,6 +89,11 @@ class RedisHeld:
         self._adopt = client.register_script(ADOPT)
         self._take = client.register_script(TAKE)
         self._elsewhere = client.register_script(ELSEWHERE)
+        self._resume = client.register_script(RESUME)
+        self._resumed = False
+        self.next_run = (
+            f"Redis ({prefix}held:kept:*); the fleet's next run with the same REP_STORE takes them"
+        )
         self._spill = Spill()
         self._durable: dict[str, int] = {}
         self._durable_total = 0
@@ -118,23 +126,25 @@ class RedisHeld:
             pipe.sadd(f"{self._prefix}held:owners", self.owner)
             pipe.execute()
             reply = cast("list[Any]", self._adopt(args=[self._prefix, self.owner]))
+            resumed = [] if self._resumed else self._resume(args=[self._prefix, self.owner])
+            self._resumed = True
         except Exception as exc:  # redis.RedisError, OSError: the next beat tries again
             self._failed(exc)
             return
         self._recovered()
-        available: dict[str, int] = {}
-        for origin_raw, count in zip(reply[::2], reply[1::2], strict=True):
-            origin = origin_raw.decode() if isinstance(origin_raw, bytes) else str(origin_raw)
-            available[origin] = int(count)
-            self._count(origin, int(count))
-        if available:
-            self._inc("robotstxt/held_adopted", sum(available.values()))
+        available = self._resumed_from(cast("list[Any]", resumed))
+        adopted = _pairs(reply)
+        for origin, count in adopted.items():
+            available[origin] = available.get(origin, 0) + count
+            self._count(origin, count)
+        if adopted:
+            self._inc("robotstxt/held_adopted", sum(adopted.values()))
             logger.warning(
                 "Adopted %d request(s) held for robots.txt by fleet processes that stopped "
                 "(no heartbeat for %.0f s), for %d origin(s)",
-                sum(available.values()),
+                sum(adopted.values()),
                 self._ttl_ms / 1000,
-                len(available),
+                len(adopted),
                 extra={"spider": self._spider},
             )
         for origin in self._retake:
@@ -224,8 +234,32 @@ class RedisHeld:
     def origins(self) -> list[str]:
         return sorted({o for o, n in self._durable.items() if n} | self._spill.origins())
 
+    def put_aside(self, origin: str, requests: list[Request]) -> list[Request]:
+        items, lost = [], []
+        for request in requests:
+            self._seq += 1
+            try:
+                items.append(_codec.dumps(request, self._spider, self._seq))
+            except (TypeError, ValueError):  # in memory only for this reason: it stays so
+                lost.append(request)
+        if not items:
+            return lost
+        try:
+            pipe = self._client.pipeline(transaction=True)
+            pipe.rpush(f"{self._prefix}held:kept:list:{origin}", *items)
+            pipe.sadd(f"{self._prefix}held:kept:origins", origin)
+            pipe.execute()
+        except Exception as exc:  # redis.RedisError, OSError
+            self._failed(exc)
+            return requests
+        self._recovered()
+        return lost
+
     def __len__(self) -> int:
         return self._durable_total + len(self._spill)
+
+    def in_memory(self) -> int:
+        return len(self._spill)
 
     def pending_elsewhere(self) -> bool:
         """Do other owners (alive, or dead and not adopted yet) hold requests? A fleet process
@@ -239,6 +273,21 @@ class RedisHeld:
             return False
 
     # -- helpers --------------------------------------------------------------
+
+    def _resumed_from(self, reply: list[Any]) -> dict[str, int]:
+        """Requests the fleet's earlier run kept, now this process's: counted as restored."""
+        resumed = _pairs(reply)
+        for origin, count in resumed.items():
+            self._count(origin, count)
+        if resumed:
+            total = sum(resumed.values())
+            self._inc("robotstxt/held_restored", total)
+            logger.info(
+                "Resuming %d request(s) the fleet kept for robots.txt in an earlier run",
+                total,
+                extra={"spider": self._spider},
+            )
+        return resumed
 
     def _list_key(self, origin: str) -> str:
         return f"{self._prefix}held:list:{self.owner}:{origin}"
@@ -301,3 +350,12 @@ class RedisHeld:
     def _inc(self, name: str, count: int = 1) -> None:
         if self._stats is not None:
             self._stats.inc_value(name, count)
+
+
+def _pairs(reply: list[Any]) -> dict[str, int]:
+    """A script's ``origin, count, origin, count…`` reply as a dict."""
+    pairs: dict[str, int] = {}
+    for origin_raw, count in zip(reply[::2], reply[1::2], strict=True):
+        origin = origin_raw.decode() if isinstance(origin_raw, bytes) else str(origin_raw)
+        pairs[origin] = int(count)
+    return pairs

@@ -48,3 +48,30 @@ for _, owner in ipairs(redis.call('SMEMBERS', prefix .. 'held:owners')) do
 end
 return 0
 """
+
+# Move every origin's kept list (requests an earlier run stopped waiting for) to owner ARGV[2];
+# returns origin, count, origin, count… (run once, when a process starts).
+RESUME = """
+local prefix, me = ARGV[1], ARGV[2]
+local kept_key = prefix .. 'held:kept:origins'
+local resumed = {}
+for _, origin in ipairs(redis.call('SMEMBERS', kept_key)) do
+  local src = prefix .. 'held:kept:list:' .. origin
+  local dst = prefix .. 'held:list:' .. me .. ':' .. origin
+  local n = redis.call('LLEN', src)
+  for start = 0, n - 1, 1000 do
+    redis.call('RPUSH', dst, unpack(redis.call('LRANGE', src, start, start + 999)))
+  end
+  redis.call('DEL', src)
+  if n > 0 then
+    redis.call('SADD', prefix .. 'held:origins:' .. me, origin)
+    table.insert(resumed, origin)
+    table.insert(resumed, n)
+  end
+end
+redis.call('DEL', kept_key)
+if #resumed > 0 then
+  redis.call('SADD', prefix .. 'held:owners', me)
+end
+return resumed
+"""
