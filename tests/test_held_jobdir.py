@@ -1,9 +1,8 @@
-"""JobdirHeld and MemoryHeld on real files: order, survival of kill -9, corrupt files, migration."""
+"""JobdirHeld and MemoryHeld on real files: order, survival of kill -9, corrupt files."""
 
 from __future__ import annotations
 
 import logging
-import pickle
 import signal
 import subprocess
 import sys
@@ -18,7 +17,7 @@ from scrapy.utils.test import get_crawler
 from twisted.internet.task import Clock
 
 from scrapy_rep._held import HeldRequests, JobdirHeld, MemoryHeld, open_held
-from scrapy_rep._held._jobdir import HELD_DB, LEGACY_FILE
+from scrapy_rep._held._jobdir import HELD_DB
 
 TESTS_DIR = Path(__file__).resolve().parent
 A, B = "http://a.test", "http://b.test"
@@ -156,37 +155,6 @@ def test_unserialisable_requests_stay_in_memory_in_order_with_a_stat(
         held.close()
     assert stats.get_value("robotstxt/held_dropped_on_close") == 1
     assert "lost with this process" in caplog.text
-
-
-def test_the_pickle_file_of_earlier_versions_is_migrated(
-    tmp_path: Path, spider: HeldSpider
-) -> None:
-    saved = [
-        pickle.dumps(Request(url, callback=spider.parse).to_dict(spider=spider), protocol=4)
-        for url in (A + "/1", B + "/1", A + "/2")
-    ]
-    (tmp_path / LEGACY_FILE).write_bytes(pickle.dumps(saved, protocol=4))
-    held = JobdirHeld.open(tmp_path, spider)
-    assert not (tmp_path / LEGACY_FILE).exists()
-    assert len(held) == 3
-    assert urls(held.take(A)) == [A + "/1", A + "/2"]
-    held.close()
-    assert urls(JobdirHeld.open(tmp_path, spider).take(B)) == [B + "/1"]
-
-
-def test_a_torn_pickle_file_is_moved_aside_not_a_failed_start(
-    tmp_path: Path, spider: HeldSpider, stats: MemoryStatsCollector, caplog: Any
-) -> None:
-    saved = [pickle.dumps(Request(A + "/1").to_dict(spider=spider), protocol=4)]
-    (tmp_path / LEGACY_FILE).write_bytes(pickle.dumps(saved, protocol=4)[:-7])
-    with caplog.at_level(logging.WARNING):
-        held = JobdirHeld.open(tmp_path, spider, stats)
-    assert len(held) == 0
-    assert not (tmp_path / LEGACY_FILE).exists()
-    assert len(list(tmp_path.glob(LEGACY_FILE + ".corrupt-*"))) == 1
-    assert str(tmp_path / LEGACY_FILE) in caplog.text
-    assert stats.get_value("robotstxt/held_file_corrupt") == 1
-    held.close()
 
 
 def test_open_held_picks_memory_or_jobdir_from_the_settings(

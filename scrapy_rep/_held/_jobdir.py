@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING
 from scrapy.utils.request import request_from_dict
 
 from scrapy_rep._held._base import Spill
-from scrapy_rep._origin import origin as url_origin
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -39,8 +38,6 @@ logger = logging.getLogger(__name__)
 
 #: The database file inside JOBDIR.
 HELD_DB = "robotstxt-held.sqlite3"
-#: What scrapy-rep 0.1 wrote on a clean close (a pickled list of pickled request dicts).
-LEGACY_FILE = "robotstxt-held.pickle"
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS held "
@@ -96,9 +93,7 @@ class JobdirHeld:
                 extra={"spider": spider},
             )
             db = _connect(path)
-        held = cls(path, db, spider, stats)
-        held._migrate(directory / LEGACY_FILE)
-        return held
+        return cls(path, db, spider, stats)
 
     def add(self, origin: str, request: Request) -> None:
         seq = self._next_seq
@@ -203,52 +198,6 @@ class JobdirHeld:
             )
             return None
 
-    def _migrate(self, legacy: Path) -> None:
-        """Move the requests of a file written by scrapy-rep 0.1 on a clean close into the table."""
-        if not legacy.exists():
-            return
-        try:
-            with legacy.open("rb") as file:
-                saved = pickle.load(file)  # our own JOBDIR file, as Scrapy's disk queues
-            if not isinstance(saved, list) or not all(isinstance(d, bytes) for d in saved):
-                raise ValueError("not a list of serialised requests")
-        except Exception as exc:  # torn (non-atomic write), truncated, or foreign
-            aside = _move_aside(legacy)
-            _count(self._stats, "robotstxt/held_file_corrupt")
-            logger.warning(
-                "%s cannot be read (%s): moved aside to %s; the requests it held for "
-                "robots.txt (count unknown) are lost",
-                legacy,
-                exc,
-                aside,
-                extra={"spider": self._spider},
-            )
-            return
-        rows = []
-        for data in saved:
-            origin = _origin_of(data)
-            if origin is None:
-                _count(self._stats, "robotstxt/held_unreadable")
-                logger.warning(
-                    "A request held for robots.txt in %s cannot be read; it is lost",
-                    legacy,
-                    extra={"spider": self._spider},
-                )
-                continue
-            rows.append((self._next_seq, origin, data))
-            self._next_seq += 1
-        with self._db:
-            self._db.executemany("INSERT INTO held VALUES (?, ?, ?)", rows)
-        self._durable += len(rows)
-        legacy.unlink()
-        logger.info(
-            "Moved %d held request(s) from %s to %s",
-            len(rows),
-            legacy,
-            self.path,
-            extra={"spider": self._spider},
-        )
-
 
 def _connect(path: Path) -> sqlite3.Connection:
     db = sqlite3.connect(path, isolation_level="DEFERRED")
@@ -278,15 +227,6 @@ def _move_aside(path: Path) -> Path:
         if file.exists():
             file.replace(aside.with_name(aside.name + file.name[len(path.name) :]))
     return aside
-
-
-def _origin_of(data: bytes) -> str | None:
-    try:
-        url: str = pickle.loads(data)["url"]
-    except Exception:  # a torn entry: reported by the caller
-        return None
-    # Requests the gate never holds (no origin) cannot be in the file; keyed by URL if they are.
-    return url_origin(url) or url
 
 
 def _count(stats: StatsCollector | None, name: str, count: int = 1) -> None:
