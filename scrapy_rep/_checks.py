@@ -55,7 +55,6 @@ def settings_tokens(settings: BaseSettings, crawler: Crawler | None = None) -> C
     return tokens
 
 
-def warn_about_tokens(crawler: Crawler) -> list[str]:
-    """Log the warnings about ``crawler``'s token settings, once per crawler; return them."""
-    tokens = settings_tokens(crawler.settings, crawler)
-    return list(tokens.warnings)
+def warn_about_tokens(crawler: Crawler) -> None:
+    """Log the warnings about ``crawler``'s token settings, once per crawler."""
+    settings_tokens(crawler.settings, crawler)

@@ -4,11 +4,10 @@ Scrapy pulls the next start request while the engine does not need to back out (
 CONCURRENT_REQUESTS requests in ``Downloader.active``). A request the gate holds takes no
 downloader place, and while its origin's robots.txt is read from an asynchronous store (SQLite,
 Redis: a thread pool or the network) nothing of it is in ``Downloader.active`` yet either: the
-engine then saw room all along, took every start request at once (2,000 in the first second of
-``bench_broad.py``) and the home pages queued behind every site's robots.txt. This spider
-middleware makes an origin being resolved count as a request in flight for intake: the next
-start request waits while CONCURRENT_REQUESTS origins or more are being resolved, as it would
-wait for downloader places without robots.txt.
+engine would see room all along, take every start request at once and queue the home pages
+behind every site's robots.txt. This spider middleware makes an origin being resolved count as
+a request in flight for intake: the next start request waits while CONCURRENT_REQUESTS origins
+or more are being resolved, as it would wait for downloader places without robots.txt.
 """
 
 from __future__ import annotations
@@ -36,10 +35,6 @@ class Intake:
         self._resolving = 0
         self._waiters: list[Deferred[None]] = []
         self._closed = False
-
-    @property
-    def resolving(self) -> int:
-        return self._resolving
 
     def started(self) -> None:
         self._resolving += 1

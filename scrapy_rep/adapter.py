@@ -68,10 +68,6 @@ class RobotParser(_ScrapyRobotParser):
             return cls(robotstxt_body)
         return cls(robotstxt_body, settings_tokens(crawler.settings, crawler))
 
-    def tokens(self, user_agent: str | bytes | None) -> tuple[str, ...]:
-        """The tokens this crawler obeys as, for a User-Agent header (SPEC C1, C2)."""
-        return self._tokens.for_header(user_agent)
-
     def allowed(self, url: str | bytes, user_agent: str | bytes | None) -> bool:
         return self.robots.allowed(_match_url(url), self._tokens.for_header(user_agent))
 

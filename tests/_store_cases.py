@@ -4,6 +4,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
+
+from scrapy.settings import Settings
+
+from scrapy_rep._settings import MiddlewareSettings
+from scrapy_rep.store import RobotsStore
+from scrapy_rep.store._open import open_configured
 
 #: A body no text codec round-trips: NULs, invalid UTF-8, CRLF.
 BINARY = b"User-agent: *\x00\nDisallow: /\xff\xfe\x80caf\xc3\xa9\r\n\x00"
@@ -29,3 +36,8 @@ def wait_until(predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
             return True
         time.sleep(0.02)
     return predicate()
+
+
+def crawl_store(settings: dict[str, Any]) -> RobotsStore:
+    """The store a crawl with these settings opens, as ``RobotsTxtMiddleware.from_crawler`` does."""
+    return open_configured(MiddlewareSettings.from_settings(Settings(settings)).store)

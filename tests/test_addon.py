@@ -23,8 +23,7 @@ from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.test import get_crawler
 
 import scrapy_rep
-from scrapy_rep import Addon, RobotParser
-from scrapy_rep._checks import warn_about_tokens
+from scrapy_rep import Addon, RobotParser, RobotsTxtMiddleware
 from scrapy_rep._guard import GUARD, GUARD_ORDER
 from scrapy_rep.addon import BUILTIN_MIDDLEWARE, MIDDLEWARE, component_path
 
@@ -141,8 +140,9 @@ def test_addon_warns_about_browser_like_user_agent_once(
     with caplog.at_level(logging.WARNING, logger="scrapy_rep"):
         c = crawler(USER_AGENT="Mozilla/5.0 (X11; Linux x86_64)")
         RobotParser.from_crawler(c, b"")
-        assert len(warn_about_tokens(c)) == 1  # already logged for this crawler
-    # Under the public logger name, once though three components looked.
+        RobotsTxtMiddleware.from_crawler(c)
+    # Under the public logger name, once though three components looked (add-on, parser,
+    # middleware).
     messages = [r.getMessage() for r in caplog.records if r.name == "scrapy_rep"]
     assert len(messages) == 1
     assert "set ROBOTSTXT_USER_AGENT = 'MyBot'" in messages[0]

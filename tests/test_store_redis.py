@@ -15,13 +15,11 @@ from typing import cast
 import pytest
 import redis
 from _redis_server import RedisServer, free_port
-from _store_cases import BINARY, ORIGINS, wait_until
+from _store_cases import BINARY, ORIGINS, crawl_store, wait_until
 from _store_client import StoreClient
-from scrapy.settings import Settings
 
 from scrapy_rep.store import StoredRobots, open_store
 from scrapy_rep.store._base import FORMAT_VERSION, StoreUnavailable
-from scrapy_rep.store._open import store_from_settings
 from scrapy_rep.store._redis import RedisBackend, RedisStore
 
 
@@ -176,8 +174,8 @@ def test_url_and_settings(server: RedisServer) -> None:
     store = open_store(server.url)
     assert isinstance(store, RedisStore)
     store.backend.close()
-    from_settings = store_from_settings(
-        Settings({"REP_STORE": server.url, "REP_STORE_PREFIX": "x:", "REP_STORE_TIMEOUT": 1})
+    from_settings = crawl_store(
+        {"REP_STORE": server.url, "REP_STORE_PREFIX": "x:", "REP_STORE_TIMEOUT": 1}
     )
     assert isinstance(from_settings, RedisStore)
     from_settings.backend.put("http://a.test", StoredRobots(meta={}, body=None))

@@ -11,14 +11,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from _store_cases import BINARY, wait_until
+from _store_cases import BINARY, crawl_store, wait_until
 from _store_client import StoreClient
 from scrapy.settings import Settings
 
 from scrapy_rep._settings import store_url
 from scrapy_rep.store import StoredRobots, open_store
 from scrapy_rep.store._base import FORMAT_VERSION, StoreUnavailable
-from scrapy_rep.store._open import store_from_settings
 from scrapy_rep.store._sqlite import SQLiteBackend, SQLiteStore, path_from_url
 
 
@@ -198,9 +197,7 @@ def test_settings_choose_the_store(tmp_path: Path) -> None:
         f"sqlite://{tmp_path.resolve() / 'job' / 'robotstxt.sqlite3'}"
     )
     assert store_url(Settings({"JOBDIR": str(tmp_path), "REP_STORE": "memory://"})) == "memory://"
-    store = store_from_settings(
-        Settings({"JOBDIR": str(tmp_path / "job"), "REP_STORE_PREFIX": "p:"}), keep_for=10.0
-    )
+    store = crawl_store({"JOBDIR": str(tmp_path / "job"), "REP_STORE_PREFIX": "p:"})
     assert isinstance(store, SQLiteStore)
     store.backend.put("http://a.test", StoredRobots(meta={}, body=b""))
     store.backend.close()
@@ -210,4 +207,4 @@ def test_settings_choose_the_store(tmp_path: Path) -> None:
         ]
     for bad in (0, -1, "soon", float("nan")):
         with pytest.raises(ValueError, match="REP_STORE_TIMEOUT"):
-            store_from_settings(Settings({"REP_STORE_TIMEOUT": bad}))
+            crawl_store({"REP_STORE_TIMEOUT": bad})

@@ -1,25 +1,17 @@
 """Opening the store a crawl names: the factory sits above the backends, which know nothing of it.
 
-``open_store(url, ...)`` for a ``REP_STORE`` URL; ``store_from_settings`` for a crawl's settings
+``open_store(url, ...)`` for a ``REP_STORE`` URL; ``open_configured`` for a crawl's store options
 (validated by ``scrapy_rep._settings``, the one place every REP_* setting is checked).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from scrapy_rep._settings import (
-    DEFAULT_ENTRY_TTL,
-    DEFAULT_MEMORY_STORE_SIZE,
-    StoreOptions,
-    store_options,
-)
+from scrapy_rep._settings import DEFAULT_ENTRY_TTL, DEFAULT_MEMORY_STORE_SIZE, StoreOptions
 from scrapy_rep.store._base import RobotsStore
 
-if TYPE_CHECKING:
-    from scrapy.settings import BaseSettings
-
-__all__ = ["open_configured", "open_store", "store_from_settings"]
+__all__ = ["open_configured", "open_store"]
 
 
 def open_store(url: str, *, memory_size: int | None = None, **options: Any) -> RobotsStore:
@@ -58,8 +50,3 @@ def open_configured(options: StoreOptions) -> RobotsStore:
         timeout=options.timeout,
         entry_ttl=options.entry_ttl,
     )
-
-
-def store_from_settings(settings: BaseSettings, *, keep_for: float = 0.0) -> RobotsStore:
-    """Open the crawl's store (see ``scrapy_rep._settings.store_options`` for ``keep_for``)."""
-    return open_configured(store_options(settings, keep_for=keep_for))

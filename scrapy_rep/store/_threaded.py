@@ -7,9 +7,8 @@ tries the store again, which is how a store that comes back is picked up.
 
 Calls are run in batches: every call made while the pool's threads are busy waits, and the next
 free thread runs all of them in one job. A store call takes microseconds, but a worker thread
-gets the GIL from a CPU-busy reactor only once per switch interval (5 ms): with one call per
-job, a SQLite store's calls waited 0.1-0.6 s each in the queue of a 400-site crawl (five store
-calls per robots.txt).
+gets the GIL from a CPU-busy reactor only once per switch interval (5 ms): one call per job
+would make every call wait at least that long, behind all the calls queued before it.
 """
 
 from __future__ import annotations
