@@ -1,4 +1,4 @@
-"""The optional compiled build (issue 13): ``SCRAPY_REP_COMPILE=1 pip install .`` compiles the
+"""The optional compiled build: ``SCRAPY_REP_COMPILE=1 pip install .`` compiles the
 pure core's modules, unchanged, with mypyc, the way charset-normalizer does. Without the variable
 (the default, and what README's install says) nothing is compiled. If compiling fails, the build
 says so and the package installs pure: the .py modules are always shipped."""

@@ -1,4 +1,4 @@
-"""Broad-crawl benchmark (issue 12): thousands of sites, Scrapy's broad-crawl settings.
+"""Broad-crawl benchmark: thousands of sites, Scrapy's broad-crawl settings.
 
 Run from the repository root::
 

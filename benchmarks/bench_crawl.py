@@ -1,4 +1,4 @@
-"""Crawl benchmarks for scrapy_rep's RobotsTxtMiddleware (issue 3), ratios printed in one run.
+"""Crawl benchmarks for scrapy_rep's RobotsTxtMiddleware, ratios printed in one run.
 
 Run from the repository root::
 
@@ -232,7 +232,7 @@ def _paired(run: _Runs, base: _Runs, field: str) -> str:
 
 
 def _store_ratios(table: list[Variant], runs: dict[str, _Runs]) -> None:
-    """Issue 4: each shared store against the memory store."""
+    """Each shared store against the memory store."""
     memory = runs["scrapy_rep (memory)"]
     for variant in table[3:]:
         run = runs[variant.name]

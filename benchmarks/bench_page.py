@@ -1,4 +1,4 @@
-"""What the page-level rules (``scrapy_rep.PageRobotsMiddleware``, issue 15) cost.
+"""What the page-level rules (``scrapy_rep.PageRobotsMiddleware``) cost.
 
 Run from the repository root::
 

@@ -1,4 +1,4 @@
-"""Peak RSS of a crawl whose site attacks it through robots.txt (issue 9).
+"""Peak RSS of a crawl whose site attacks it through robots.txt.
 
     python benchmarks/bench_robots_attacks.py [--old SRC] [--memory-limit MIB] [--timeout S]
 

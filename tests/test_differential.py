@@ -118,7 +118,7 @@ def test_answers_equal_googles_library(body: bytes, asked: list[tuple[str, str]]
 
 
 def test_oracle_is_googles_matcher() -> None:
-    # The minimal cases, as Google's library answers them: a sanity check that the
+    # Minimal cases, as Google's library answers them: a sanity check that the
     # binding is the unmodified matcher (NUL ends the URL path; a "\f"-only value is no line).
     assert google_allowed(b"User-agent: *\nDisallow: *l", "a", "http://a/\x00l")
     assert google_allowed(b"USERAGENT \f\nDisalow:/", "", "")

@@ -448,8 +448,8 @@ def test_command_enables_the_middleware_even_when_obey_is_off(
 def test_command_on_a_down_site_says_unreachable_without_crawl_warnings(
     tmp_path: Path, unused_port: int
 ) -> None:
-    # Issue 11.7: nothing is crawled, so nothing is "held": the crawl's hold warning would
-    # mislead; the failure reads as words (11.5).
+    # Nothing is crawled, so nothing is "held": the crawl's hold warning would mislead; the
+    # failure reads as words.
     result = scrapy_robots(
         "--user-agent", "MyBot", f"http://127.0.0.1:{unused_port}/x", cwd=tmp_path
     )

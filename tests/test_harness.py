@@ -1,7 +1,7 @@
 """The real-server harness itself, proven against Scrapy's BUILT-IN robots.txt middleware.
 
 Nothing of scrapy_rep is enabled here: these tests show the servers, the crawl subprocess and the
-IDN resolver work, and document the stall of the built-in middleware (issue 3 point 7).
+IDN resolver work, and document the stall of the built-in middleware.
 """
 
 from __future__ import annotations
@@ -216,8 +216,8 @@ def test_closespider_pagecount(http_server: ScriptedServer) -> None:
 def test_builtin_middleware_stalls_other_origins(
     http_server: ScriptedServer, http_server2: ScriptedServer
 ) -> None:
-    """Issue 3 point 7: with Scrapy's own middleware, requests waiting for origin A's robots.txt
-    hold every downloader slot, so origin B gets nothing until A answers.
+    """With Scrapy's own middleware, requests waiting for origin A's robots.txt hold every
+    downloader slot, so origin B gets nothing until A answers.
 
     A's robots.txt is released as soon as B has served 3 pages, or after 3 s. A middleware
     without the stall gets the release from B's progress; the built-in one only by the timeout.

@@ -1,7 +1,7 @@
 """The middleware as Scrapy users meet it: settings refused at startup, stats, log lines.
 
-Issues 10.6, 10.7, 11.3 and 11.5; robot_parser and the awaitable process_request are in
-tests/test_middleware_download.py and Scrapy's own suites (tests/scrapy_suites).
+robot_parser and the awaitable process_request are in tests/test_middleware_download.py and
+Scrapy's own suites (tests/scrapy_suites).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def middleware(**extra: Any) -> RobotsTxtMiddleware:
     return RobotsTxtMiddleware.from_crawler(get_crawler(settings_dict={**MIDDLEWARE, **extra}))
 
 
-# -- ROBOTSTXT_PARSER (issue 10.6) ------------------------------------------------------------
+# -- ROBOTSTXT_PARSER: ours or Scrapy's default, anything else refused at startup --------------
 
 
 def test_another_robotstxt_parser_is_refused_saying_what_to_change() -> None:
@@ -58,13 +58,13 @@ def test_our_parser_or_scrapys_default_is_accepted(value: str | None) -> None:
 
 def test_obey_false_is_not_configured_without_a_message() -> None:
     # Scrapy logs "Disabled …: <message>" at WARNING for a NotConfigured with a message, on
-    # every run; its own robots.txt middleware raises it bare, and so does ours (issue 11.5).
+    # every run; its own robots.txt middleware raises it bare, and so does ours.
     with pytest.raises(NotConfigured) as disabled:
         middleware(ROBOTSTXT_OBEY=False)
     assert disabled.value.args == ()
 
 
-# -- counting disallowed requests (issues 10.7, 11.3) -----------------------------------------
+# -- counting disallowed requests: every drop counted, each request logged once ----------------
 
 
 def test_a_disallowed_link_is_counted_and_logged_once(http_server: ScriptedServer) -> None:
@@ -102,7 +102,7 @@ def test_remembered_fingerprints_are_bounded() -> None:
     assert seen.add(b"\x01") is True  # forgotten on purpose: new again
 
 
-# -- log lines as sentences (issue 11.5) -------------------------------------------------------
+# -- log lines as sentences --------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(

@@ -62,7 +62,7 @@ class DownloadSpider(scrapy.Spider):
         return spider
 
     async def on_robots(self, robotparser, request):
-        # async def: runs only if the signal is sent with Scrapy's async API (issue 10.2).
+        # async def: runs only if the signal is sent with Scrapy's async API.
         allowed = robotparser.allowed(config["direct"][1], "TestBot/1.0")
         outcome.setdefault("parsed", []).append([request.url, allowed])
 
@@ -211,7 +211,7 @@ def test_engine_download_waiting_for_robots_txt_takes_no_concurrent_requests_pla
 def test_robot_parser_answers_like_scrapys_for_each_kind_of_origin(
     http_server: ScriptedServer, http_server2: ScriptedServer, tmp_path: Path, unused_port: int
 ) -> None:
-    # Issue 10.4: robot_parser(request), as Scrapy's middleware has it.
+    # robot_parser(request), as Scrapy's middleware has it.
     http_server.robots("User-agent: *\nDisallow: /page/no\n")
     http_server2.route("/robots.txt", Reply(404))
     down = f"http://127.0.0.1:{unused_port}/x"

@@ -1,4 +1,4 @@
-"""Holding requests while robots.txt is unknown: no stall, nothing lost (issue points 6-8)."""
+"""Holding requests while robots.txt is unknown: no stall, nothing lost."""
 
 from __future__ import annotations
 

@@ -104,7 +104,7 @@ def test_refused_connection_holds_then_drops(unused_port: int) -> None:
     failures = [v for k, v in result.stats.items() if k.startswith("robotstxt/exception_count/")]
     assert sum(failures) == result.stat("robotstxt/request_count")
     assert result.responses == []
-    # Issue 11.2: one line for the origin (not one per request or per retry) saying what is
+    # One line for the origin (not one per request or per retry) saying what is
     # waited for, for how long, and which setting shortens it; the failure in words.
     waiting = [line for line in result.log.splitlines() if "Waiting for the robots.txt" in line]
     (line,) = [line for line in waiting if f"of http://127.0.0.1:{unused_port} " in line]

@@ -103,7 +103,7 @@ def test_missing_colon_two_tokens() -> None:
 def test_missing_colon_value_of_only_vertical_tab_or_form_feed_is_no_line(blank: str) -> None:
     # Google strips all ASCII whitespace from the line's ends (\v and \f too), then finds
     # no space/tab separator in what is left and ignores the line: it is neither an empty
-    # user-agent token nor an empty rule closing the group (issue 16's minimal cases).
+    # user-agent token nor an empty rule closing the group (minimal cases).
     rt = RobotsTxt.parse(f"USERAGENT {blank}\nDisalow:/")
     assert rt.allowed("", "")
     body = f"User-agent: *\nDisallow{blank}\nUser-agent: FooBot\nDisallow: /private"
@@ -229,8 +229,8 @@ def test_url_side_not_normalised(url: str, disallowed: bool) -> None:
 
 
 def test_path_ends_at_first_nul() -> None:
-    # Google's matcher receives the path as a C string: it ends at the first NUL byte
-    # (issue 16's minimal case, and the same after the origin is cached).
+    # Google's matcher receives the path as a C string: it ends at the first NUL byte (asked
+    # twice: the same once the group's indexes are built on the second check).
     rt = RobotsTxt.parse("User-agent: *\nDisallow: *l\nDisallow: /a$\n")
     for _ in range(2):
         assert rt.allowed("http://a/\0l", "bot")

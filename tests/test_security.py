@@ -1,4 +1,4 @@
-"""A hostile site and its robots.txt, in real crawls (issue 9; SPEC B2 redirects, B4 size).
+"""A hostile site and its robots.txt, in real crawls (SPEC B2 redirects, B4 size).
 
 A site controls its robots.txt answer. It must not make the crawler read anything but
 http(s)/ftp through it (file:, data:, a FIFO, /dev/zero, s3:, ...), nor eat its memory

@@ -1,4 +1,4 @@
-"""Scrapy's own robots.txt test modules, run against scrapy-rep's parts (issue 10).
+"""Scrapy's own robots.txt test modules, run against scrapy-rep's parts.
 
 Each ``v2_NN`` folder holds the two modules from the Scrapy sdist of one tested
 version, adapted where marked ``scrapy-rep:``. The running Scrapy decides which

@@ -1,7 +1,7 @@
 # Copyright (c) Scrapy developers. All rights reserved.
 # BSD-3-Clause: see tests/scrapy_suites/LICENSE.scrapy for the licence's conditions.
 # From the Scrapy 2.11.2 sdist (scrapy-2.11.2.tar.gz), tests/test_robotstxt_interface.py, run against
-# scrapy-rep's parts; every change is marked "scrapy-rep:" (issue 10).
+# scrapy-rep's parts; every change is marked "scrapy-rep:".
 import pytest
 from twisted.trial import unittest
 
