@@ -14,7 +14,7 @@ from pathlib import Path
 
 from scrapy_rep._explain import explain, format_text, line_texts
 from scrapy_rep.robotstxt import RobotsTxt
-from scrapy_rep.tokens import clean_cut, product_token, suggest_token
+from scrapy_rep.tokens import clean_cut, fold, product_token, suggest_token
 
 __all__ = ["main", "parse_tokens"]
 
@@ -24,21 +24,29 @@ def parse_tokens(value: str) -> list[str]:
 
     ``"*"`` means no token (only the ``*`` groups). A value robots.txt would
     read as something else than was typed (``"My Bot/1.0"`` → ``My``,
-    ``"bot2"`` → ``bot``) raises ``ValueError`` saying what to give instead:
-    an explanation for a token the user did not mean is worse than none.
+    ``"bot2"`` → ``bot``), or a browser's User-Agent (``"Mozilla/5.0 (compatible;
+    MyBot/1.0)"`` → ``Mozilla``, which a crawl warns about), raises ``ValueError``
+    saying what to give instead: an explanation for a token the user did not mean
+    is worse than none.
     """
     tokens = []
     for part in value.split(","):
         if part.strip() == "*":
             continue
+        read = product_token(part)
         if not clean_cut(part):
-            read = product_token(part)
             as_read = f"reads it as {read!r}" if read else "finds no product token in it"
-            raise ValueError(
-                f"{part.strip()!r}: robots.txt {as_read} (a token is letters, '-' and '_'); "
-                f"give the token your crawler answers to, e.g. {suggest_token(part)}"
-            )
-        tokens.append(product_token(part))
+            reason = "a token is letters, '-' and '_'"
+        elif fold(read) == "mozilla" and read != part.strip():
+            as_read = f"reads it as {read!r}"
+            reason = "a browser's token, which almost no site names"
+        else:
+            tokens.append(read)
+            continue
+        raise ValueError(
+            f"{part.strip()!r}: robots.txt {as_read} ({reason}); "
+            f"give the token your crawler answers to, e.g. {suggest_token(part)}"
+        )
     return tokens
 
 

@@ -211,6 +211,7 @@ def test_unresolved_url_is_reported_as_error() -> None:
         ("MyBot/1.0 (+https://x)", ["MyBot"]),
         ("mybot-news, mybot", ["mybot-news", "mybot"]),
         ("*", []),
+        ("Mozilla", ["Mozilla"]),  # typed as the token itself: meant
     ],
 )
 def test_cli_tokens(value: str, tokens: list[str]) -> None:
@@ -228,6 +229,12 @@ def test_cli_tokens(value: str, tokens: list[str]) -> None:
         ("bot2", "'bot2': robots.txt reads it as 'bot'"),
         ("2bot", "'2bot': robots.txt finds no product token in it"),
         ("mybot,news bot", "'news bot': robots.txt reads it as 'news'"),
+        (
+            "Mozilla/5.0 (compatible; MyBot/1.0)",
+            "'Mozilla/5.0 (compatible; MyBot/1.0)': robots.txt reads it as 'Mozilla' (a "
+            "browser's token, which almost no site names); give the token your crawler "
+            "answers to, e.g. MyBot",
+        ),
     ],
 )
 def test_cli_tokens_refuse_what_robots_txt_would_misread(value: str, message: str) -> None:
@@ -379,6 +386,22 @@ def test_command_usage_errors(tmp_path: Path, robots_file: Path) -> None:
     assert misread.returncode == 2
     assert "--user-agent 'My Bot/1.0': robots.txt reads it as 'My'" in misread.stderr
     assert "e.g. MyBot" in misread.stderr
+
+
+def test_command_names_an_unknown_option_and_refuses_a_browser_user_agent(
+    tmp_path: Path, robots_file: Path
+) -> None:
+    unknown = scrapy_robots("--file", str(robots_file), "-u", "MyBot", "http://a/", cwd=tmp_path)
+    assert unknown.returncode == 2
+    assert "unrecognized option: '-u'" in unknown.stderr
+    assert "URL" not in unknown.stderr.splitlines()[-1]  # not "not an http(s) or ftp URL"
+    browser = "Mozilla/5.0 (compatible; MyBot/1.0)"
+    refused = scrapy_robots(
+        "--file", str(robots_file), "--user-agent", browser, "http://a/", cwd=tmp_path
+    )
+    assert refused.returncode == 2, refused.stdout
+    assert f"--user-agent {browser!r}: robots.txt reads it as 'Mozilla'" in refused.stderr
+    assert "e.g. MyBot" in refused.stderr
 
 
 def test_command_fetches_through_scrapy(

@@ -82,6 +82,13 @@ class Command(ScrapyCommand):
         )
         parser.add_argument("--json", action="store_true", help="print JSON instead of text")
 
+    def process_options(self, args: list[str], opts: argparse.Namespace) -> None:
+        # Scrapy parses with parse_known_args: an option it does not know comes among the URLs.
+        for arg in args:
+            if arg.startswith("-") and arg != "-":
+                raise UsageError(f"unrecognized option: {arg!r}", print_help=False)
+        super().process_options(args, opts)
+
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         if not args:
             raise UsageError("give at least one URL")
