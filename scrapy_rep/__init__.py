@@ -1,6 +1,7 @@
 """scrapy-rep: Google-exact robots.txt handling for Scrapy.
 
-The parser and matcher (``RobotsTxt``) are pure Python: importing them does not
+The parser and matcher (``RobotsTxt``) and usage preferences (``RobotsTxt.usage``,
+``UsagePrefs``, ``scrapy_rep.usage``) are pure Python: importing them does not
 import Scrapy; nor do ``explain``, ``format_explanation``, ``format_rule`` and
 ``describe_origin`` (why a URL is allowed, as ``scrapy robots`` says it). The Scrapy parts
 (``RobotParser``, ``RobotsTxtMiddleware``, ``RobotsTxtGuard``, ``PageRobotsMiddleware``,
@@ -20,6 +21,7 @@ from scrapy_rep._explain_api import describe_origin, explain, format_explanation
 from scrapy_rep.pagerules import PageRules, page_rules
 from scrapy_rep.robotstxt import Decision, RobotsTxt, Rule
 from scrapy_rep.tokens import CrawlerTokens, is_valid_token, product_token
+from scrapy_rep.usage import UsagePrefs, UsageSource
 
 if TYPE_CHECKING:
     from scrapy_rep._guard import RobotsTxtGuard
@@ -44,6 +46,8 @@ __all__ = [
     "RobotsTxtMiddleware",
     "Rule",
     "StartIntakeMiddleware",
+    "UsagePrefs",
+    "UsageSource",
     "describe_origin",
     "explain",
     "format_explanation",

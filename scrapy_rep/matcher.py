@@ -119,6 +119,11 @@ def _rank(allow: bool, pattern: str, line: int) -> int:
     return (len(pattern) << (_LINE_BITS + 1)) | (allow << _LINE_BITS) | line_order
 
 
+def rank_line(rank: int) -> int:
+    """The line of the rule that has ``rank`` (one of ``RuleSet.rank``'s answers)."""
+    return ALLOW_BIT - 1 - (rank & (ALLOW_BIT - 1))
+
+
 # How a '*' pattern's segments after its head are matched (see _Wildcard.kind).
 _FIND, _ENDS, _SEGMENTS = 0, 1, 2
 
@@ -247,9 +252,9 @@ def _parts(pattern: str) -> tuple[str, tuple[str, ...] | None, bool]:
     return head, tuple(filter(None, rest)), anchored and body[-1] != "*"
 
 
-def _matches(pattern: str, path: str) -> bool:
-    """A pattern with '*' or a final '$' against ``path``, split as it comes
-    rather than indexed."""
+def matches(pattern: str, path: str) -> bool:
+    """Does the normalised, non-empty ``pattern`` match ``path`` (SPEC A5)? One pattern,
+    split as it comes rather than indexed."""
     head, segments, anchored = _parts(pattern)
     if segments is None:
         return path == head if anchored else path.startswith(head)
@@ -261,7 +266,7 @@ def _scan(rules: list[tuple[bool, str, int]], path: str) -> int:
     found = -1
     for allow, pattern, line in rules:
         if "*" in pattern or pattern[-1:] == "$":
-            if not _matches(pattern, path):
+            if not matches(pattern, path):
                 if allow and "/index.htm" in pattern:
                     found = _derived(found, pattern, line, path)
                 continue
@@ -279,7 +284,7 @@ def _scan(rules: list[tuple[bool, str, int]], path: str) -> int:
 def _derived(found: int, pattern: str, line: int, path: str) -> int:
     # SPEC A6: the "/dir/$" derived from an index.html allow rule, for _scan.
     derived = _index_html_pattern(pattern)
-    if derived is not None and _matches(derived, path):
+    if derived is not None and matches(derived, path):
         return max(found, _rank(True, derived, line))
     return found
 

@@ -27,6 +27,8 @@ class Key(IntEnum):
     DISALLOW = 3
     SITEMAP = 4
     UNKNOWN = 5
+    CONTENT_USAGE = 6
+    CONTENT_SIGNAL = 7
 
 
 #: A line other than allow/disallow: (line number, key, the key as written,
@@ -59,6 +61,11 @@ _KEY_PREFIXES: tuple[tuple[tuple[str, ...], Key], ...] = (
 )
 
 
+# SPEC E1: usage preference lines, recognised by their exact name in any case, as Google's
+# reporting parser lists them ("known, unused": no effect on allow/disallow).
+_EXACT_KEYS = {"content-usage": Key.CONTENT_USAGE, "content-signal": Key.CONTENT_SIGNAL}
+
+
 # The spellings real files use, for a dict hit before the prefix checks.
 _COMMON_KEYS = {
     name: key
@@ -67,6 +74,8 @@ _COMMON_KEYS = {
         (Key.ALLOW, ("Allow", "allow", "ALLOW")),
         (Key.DISALLOW, ("Disallow", "disallow", "DISALLOW")),
         (Key.SITEMAP, ("Sitemap", "sitemap", "SITEMAP")),
+        (Key.CONTENT_USAGE, ("Content-Usage", "Content-usage")),
+        (Key.CONTENT_SIGNAL, ("Content-Signal", "Content-signal")),
     )
     for name in names
 }
@@ -89,7 +98,7 @@ def classify_key(name: str) -> Key:
     for prefixes, key in _KEY_PREFIXES:
         if lowered.startswith(prefixes):
             return key
-    return Key.UNKNOWN
+    return _EXACT_KEYS.get(lowered, Key.UNKNOWN)
 
 
 def prepare_body(body: bytes | bytearray | memoryview | str) -> bytes:

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 
+from scrapy_rep._usage_rules import GroupUsage, UsageLine
 from scrapy_rep.matcher import (
     ALLOW_BIT,
     EMPTY_BASE,
@@ -22,6 +23,7 @@ from scrapy_rep.matcher import (
 )
 from scrapy_rep.parser import WHITESPACE, Key, Lines, parse_lines
 from scrapy_rep.tokens import extract_token, fold
+from scrapy_rep.usage import NO_PREFERENCE, UsagePrefs
 
 __all__ = ["Decision", "Group", "RobotsTxt", "Rule"]
 
@@ -30,7 +32,10 @@ _NOTHING_ASKED = object()
 # What the questions take: one token, a preference list, or None (no token).
 _Tokens = str | Sequence[str] | None
 _USER_AGENT, _SITEMAP = Key.USER_AGENT, Key.SITEMAP
+_CONTENT_USAGE, _CONTENT_SIGNAL = Key.CONTENT_USAGE, Key.CONTENT_SIGNAL
 _line_of = itemgetter(2)  # of a rule record
+_usage_line_of = itemgetter(0)  # of a UsageLine
+_NO_USAGE_LINES: list[UsageLine] = []  # shared, never changed
 
 
 class Group:
@@ -94,9 +99,16 @@ class Decision:
 class RobotsTxt:
     """A parsed robots.txt with Google's semantics. Build it with ``parse``."""
 
-    def __init__(self, groups: list[Group], sitemaps: list[str]) -> None:
+    def __init__(
+        self, groups: list[Group], sitemaps: list[str], usage_lines: list[UsageLine] | None = None
+    ) -> None:
         self.groups = groups
         self.sitemaps = sitemaps
+        # SPEC E1: the Content-Usage and Content-Signal lines inside groups, in file order;
+        # compiled per selected group on the first usage() question about it (nothing is
+        # allocated for a file without them: most files).
+        self._usage_lines = usage_lines or _NO_USAGE_LINES
+        self._usage: dict[str | None, GroupUsage] | None = None
         # Built on the first question: parsing stays cheap for files never asked.
         self._by_agent: dict[str, list[Group]] | None = None
         self._global: RuleSet | None = None
@@ -132,6 +144,7 @@ class RobotsTxt:
         """Parse a robots.txt body. Never raises; only the first 512,000 bytes count."""
         groups: list[Group] = []
         sitemaps: list[str] = []
+        usage_lines: list[UsageLine] = []
         current: Group | None = None
         lines = parse_lines(body)
         rules = lines.rules
@@ -160,10 +173,15 @@ class RobotsTxt:
                 # SPEC A7: sitemaps are global, in file order.
                 if value:
                     sitemaps.append(value.encode("latin-1").decode("utf-8", "replace"))
+            elif key is _CONTENT_USAGE or key is _CONTENT_SIGNAL:
+                # SPEC E1: a rule of the group it sits in; before the first user-agent line
+                # it belongs to no group and is ignored, as Allow/Disallow are (SPEC A3).
+                if current is not None:
+                    usage_lines.append((line, key, value))
             elif current is not None and current.crawl_delay is None:
                 if name.lower() == "crawl-delay":
                     current.crawl_delay = _parse_delay(value.encode("latin-1"))
-        return cls(groups, sitemaps)
+        return cls(groups, sitemaps, usage_lines or None)
 
     def _select(self, tokens: _Tokens) -> tuple[str | None, list[Group]]:
         # SPEC C2: the first token with a group of its own wins, else '*'.
@@ -235,6 +253,25 @@ class RobotsTxt:
             reason = f"no group for {shown} and no * group; everything allowed"
         return Decision(rule is None or rule.allow, rule, token, reason)
 
+    def usage(self, url: str, tokens: _Tokens) -> UsagePrefs:
+        """What the selected group says ``url``'s content may be used for (SPEC E2).
+
+        The group is the one ``allowed`` uses (SPEC A3, C2). A URL it disallows has no
+        preference: every label is None. ``tokens`` as for ``allowed``.
+        """
+        if not self._usage_lines or not self.allowed(url, tokens):
+            return NO_PREFERENCE
+        token = self._rules(tokens)[0]
+        key = None if token is None else fold(token)
+        if self._usage is None:
+            self._usage = {}
+        compiled = self._usage.get(key)
+        if compiled is None:
+            groups = [g for g in self.groups if g.is_global] if key is None else self._agents()[key]
+            compiled = GroupUsage(_group_usage_lines(self._usage_lines, groups))
+            self._usage[key] = compiled
+        return compiled.prefs(path_params_query(url))
+
     def crawl_delay(self, tokens: _Tokens) -> float | None:
         """The selected group's Crawl-delay in seconds (SPEC A7: Google ignores it)."""
         for group in self._select(tokens)[1]:
@@ -246,6 +283,20 @@ class RobotsTxt:
 def _merged_rules(groups: list[Group]) -> list[tuple[bool, str, int]]:
     """The rules of ``groups`` in file order; one group's own list (RuleSet never changes it)."""
     return groups[0].rules if len(groups) == 1 else [r for g in groups for r in g.rules]
+
+
+def _group_usage_lines(lines: list[UsageLine], groups: list[Group]) -> list[UsageLine]:
+    """The lines of ``lines`` inside ``groups`` (SPEC A3: merged, in file order)."""
+    found: list[UsageLine] = []
+    for group in groups:
+        start = _bisect_left(lines, group.line, key=_usage_line_of)
+        end = (
+            len(lines)
+            if group._end is None
+            else _bisect_left(lines, group._end, key=_usage_line_of)
+        )
+        found.extend(lines[start:end])
+    return found
 
 
 def _parse_delay(value: bytes) -> float | None:

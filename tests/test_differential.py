@@ -7,9 +7,10 @@ checks, all equal). Its wheels stop at Python 3.12 and its source build download
 Python 3.13 it is absent and conftest.py leaves this module out (see ``ORACLE``).
 
 Bodies follow SPEC A1-A2 with every quirk the line reader has: Google's key typos, missing
-colons, groups, comments, a BOM or part of one, CR/LF/CRLF mixtures, control characters
-(\\v \\f among them), NUL, '*' and '$', %-escapes, non-ASCII and invalid UTF-8, lines past the
-16,663-byte cut. URLs have %-escapes in both cases, ';', '?', '#', '//', NUL and no path.
+colons, usage preference lines (SPEC E1), groups, comments, a BOM or part of one, CR/LF/CRLF
+mixtures, control characters (\\v \\f among them), NUL, '*' and '$', %-escapes, non-ASCII and
+invalid UTF-8, lines past the 16,663-byte cut. URLs have %-escapes in both cases, ';', '?', '#',
+'//', NUL and no path.
 
 Bounded: 2,000 examples by default (Hypothesis's CI profile makes them deterministic);
 ``REP_FUZZ_EXAMPLES=200000`` runs more. No example database is kept.
@@ -45,6 +46,8 @@ _KEYS = [
     "Allow", "allow", "ALLOW", "Allowed", "Disallow", "disallow", "DISALLOW", "Disallowed",
     "dissallow", "dissalow", "disalow", "Disalow", "diasllow", "disallaw", "Sitemap",
     "site-map", "Crawl-delay", "Host", "Noindex", "User", "Dis", "", "é",
+    # Usage preference lines (SPEC E1): Google ignores them, and so must allowed().
+    "Content-Usage", "content-usage", "Content-Signal", "CONTENT-SIGNAL",
 ]  # fmt: skip
 _SEPARATORS = [":", ": ", " :", " : ", ":\t", " ", "\t", " \t", "", "::", "\f", "\v", " \f", "\t\v"]
 _AGENTS = ["*", "* ", "*bot", "FooBot", "foobot", "FOOBOT/1.2", "foo bar", "BarBot", "googlebot"]
@@ -64,6 +67,7 @@ _value = st.one_of(
     st.text(max_size=6),
     st.just("/" + "a" * 17_000),  # past the 16,663-byte line cut
     st.builds(lambda n: "/" + "*a" * n + "*b", st.integers(1, 60)),
+    st.sampled_from(["train-ai=n", "/a train-ai=y, search=n", "search=yes, ai-train=no"]),
 )
 _EOLS = ["\n", "\r", "\r\n", "\n\r", "\r\r\n", "\n\n"]
 _line = st.builds(

@@ -4,6 +4,7 @@ a sample of real robots.txt files (tests/data/corpus_sample, see its SOURCES.md)
 
 from __future__ import annotations
 
+import gc
 import gzip
 import random
 import time
@@ -15,7 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scrapy_rep import Decision, RobotsTxt
+from scrapy_rep import Decision, RobotsTxt, UsagePrefs
+from scrapy_rep.usage import LABELS
 
 CUT = 512_000
 HOST = "https://www.example.com"
@@ -42,9 +44,17 @@ def line_count(body: bytes) -> int:
 
 
 def check_answer(rt: RobotsTxt, body: bytes | None, url: str, tokens: Tokens) -> Decision:
-    """allowed() and decide() answer without raising and agree with each other."""
+    """allowed(), decide() and usage() answer without raising and agree with each other."""
     allowed = rt.allowed(url, tokens)
     decision = rt.decide(url, tokens)
+    prefs = rt.usage(url, tokens)
+    assert isinstance(prefs, UsagePrefs)
+    assert list(prefs) == list(LABELS)
+    assert all(prefs[label] in (True, False, None) for label in LABELS)
+    # SPEC E2: a URL that may not be fetched has no preference.
+    assert allowed or (all(v is None for v in prefs.values()) and not prefs.signals)
+    for label in LABELS:
+        assert bool(prefs.sources[label]) is (prefs[label] is not None)
     assert isinstance(allowed, bool)
     assert isinstance(decision, Decision)
     assert decision.allowed is allowed
@@ -70,6 +80,7 @@ _KEYS = [
     "User-agent", "user-agent", "USERAGENT", "user agent", "User-agents", "Allow", "allow",
     "Disallow", "disallow", "DISALLOWED", "Dissallow", "disalow", "diasllow", "disallaw",
     "Sitemap", "site-map", "Crawl-delay", "crawl-delay", "Host", "Noindex", "", "x", "é",
+    "Content-Usage", "content-usage", "Content-Signal",
 ]  # fmt: skip
 _SEPARATORS = [":", ": ", " : ", " ", "\t", ":\t", "", "::", " :: "]
 _VALUES = [
@@ -78,6 +89,8 @@ _VALUES = [
     "mybot-news", "MyBot", "bot2", "/index.html", "/d/index.htm", "/d/index.html?x", "1.5",
     "-1", "inf", "nan", "https://example.com/sitemap.xml", "/" + "*a" * 40 + "*b",
     "/" + "x" * 17_000,  # past the 16,663-byte line cut
+    "train-ai=n", "/a train-ai=y, search=n", "/a*\tai-use=n;p", "Train-ai=n", "train-ai=(y",
+    "search=yes, ai-train=no, use=reference", "ai-input=NO,,", "/x search=no",
 ]  # fmt: skip
 _EOLS = ["\n", "\r", "\r\n", "\n\n", "\r\r\n", "\x00\n", "\x00"]
 _PATH_CHARS = "/ab*$%9Fé?=;&#.~"
@@ -164,6 +177,10 @@ def test_bytes_and_equivalent_str_agree(text: str, asked: list[tuple[str, Tokens
     for url, toks in asked:
         assert from_str.decide(url, toks) == from_bytes.decide(url, toks)
         assert from_str.crawl_delay(toks) == from_bytes.crawl_delay(toks)
+        str_prefs, bytes_prefs = from_str.usage(url, toks), from_bytes.usage(url, toks)
+        assert str_prefs == bytes_prefs
+        assert str_prefs.sources == bytes_prefs.sources
+        assert str_prefs.signals == bytes_prefs.signals
 
 
 @_SETTINGS
@@ -177,6 +194,9 @@ def test_answers_do_not_depend_on_earlier_questions(
     for url, toks in asked:
         assert shared.allowed(url, toks) == RobotsTxt.parse(body).allowed(url, toks)
         assert shared.decide(url, toks) == RobotsTxt.parse(body).decide(url, toks)
+        fresh = RobotsTxt.parse(body).usage(url, toks)
+        assert shared.usage(url, toks) == fresh
+        assert shared.usage(url, toks).sources == fresh.sources
 
 
 _EXAMPLES = [
@@ -296,6 +316,61 @@ def test_colon_less_lines_read_as_google_reads_them() -> None:
     )
     patterns = [pattern for _allow, pattern, _line in RobotsTxt.parse(body).groups[0].rules]
     assert patterns == ["/a", "/b", "/f"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Hostile usage preference lines: parse and usage() stay linear (SPEC E)
+
+
+def _usage_body(line: str, count: int) -> bytes:
+    return ("User-agent: *\n" + "".join(line.format(i=i) + "\n" for i in range(count))).encode()
+
+
+def _best_usage_seconds(body: bytes, paths: Sequence[str]) -> float:
+    """A fresh parse and a usage() question per path, best of 3, the cyclic GC off (its
+    full collections land on one run or another and blur a ratio of two times)."""
+    best = float("inf")
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(3):
+            start = time.perf_counter()
+            rt = RobotsTxt.parse(body)
+            for path in paths:
+                rt.usage(HOST + path, "mybot")
+            best = min(best, time.perf_counter() - start)
+    finally:
+        gc.enable()
+    return best
+
+
+_LONG_DICTIONARY = ", ".join(f"k{i}=n;p={i}" for i in range(2_000))[:16_000]
+
+
+@pytest.mark.parametrize(
+    ("line", "count"),
+    [
+        ("Content-Usage: " + _LONG_DICTIONARY, 15),  # long dictionaries
+        ("Content-Usage: /{i} " + _LONG_DICTIONARY, 15),
+        ("Content-Usage: train-ai=" + "(" * 16_000, 15),  # "deep nesting" (none in RFC 9651)
+        ('Content-Usage: train-ai="' + '\\"' * 8_000, 15),  # an escape run never closed
+        ("Content-Signal: " + "use=reference," * 1_100, 15),
+        ("Content-Usage: /p{i} train-ai=n", 5_000),  # many lines
+        ("Content-Usage: /a train-ai=n, search=y", 5_000),  # one path, many statements
+        ("Content-Signal: use=reference, ai-train=no", 5_000),  # many signals
+        ("Content-Usage: /*{i:05} train-ai=n", 5_000),  # many '*' patterns of one length
+    ],
+)
+def test_hostile_usage_lines_stay_linear(line: str, count: int) -> None:
+    # Twice the lines, about twice the time: parse, compile the group's lines, answer 20 URLs
+    # (a quadratic step would take four times as long).
+    # Paths the rules of either size match (the lines numbered below 5,000).
+    paths = [f"/{i:05}" for i in range(0, 5_000, 500)] + [f"/p{i}" for i in range(0, 5_000, 500)]
+    small = _best_usage_seconds(_usage_body(line, count), paths)
+    big = _best_usage_seconds(_usage_body(line, 2 * count), paths)
+    assert big < 3 * small + 0.01
+    # And nothing is read wrong: every answer is a well-formed one.
+    check_answer(RobotsTxt.parse(_usage_body(line, count)), None, HOST + "/p1", "mybot")
 
 
 # ---------------------------------------------------------------------------------------------
