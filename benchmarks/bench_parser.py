@@ -28,6 +28,12 @@ The corpus defaults to ../shared/corpus beside the repository. Rows:
 - memory: bytes retained by one parsed file (tracemalloc), mean over files, after parse and
   after parse + one check.
 
+``--usage`` measures scrapy_rep alone instead: what usage preference lines cost. Each file is
+parsed as it is and with a Content-Signal and two Content-Usage lines in its first ``*`` group
+(``with_usage_lines``), the two interleaved, best of a few runs each; medians over the corpus,
+and "parse + 1st usage()" (a fresh parse and one ``RobotsTxt.usage`` call, which compiles the
+group's usage lines).
+
 Peers that raise on a file are counted, not fatal: the failures are printed.
 """
 
@@ -220,6 +226,30 @@ def hostile_lines(lines: int = 30, width: int = 16_000) -> bytes:
     lets both take it backtracks quadratically on each line (scrapy_rep's parser did, before)."""
     line = b"a b" + b"\x0b" * width + b" c\n"
     return b"User-agent: *\n" + line * lines
+
+
+#: What ``with_usage_lines`` adds: Cloudflare's managed signal and the IETF draft's example rules.
+USAGE_LINES = (
+    b"Content-Signal: search=yes, ai-train=no, use=reference\n"
+    b"Content-Usage: train-ai=n\n"
+    b"Content-Usage: /ai-ok/ train-ai=y\n"
+)
+_GLOBAL_AGENT = re.compile(rb"^[ \t]*user-agent[ \t]*:[ \t]*\*[ \t]*\r?$", re.I | re.M)
+_BOM = b"\xef\xbb\xbf"
+
+
+def with_usage_lines(body: bytes) -> bytes:
+    """``body`` with ``USAGE_LINES`` right after its first ``User-agent: *`` line, or, without
+    one, after a ``User-agent: *`` line and before an ``Allow: /`` prepended to it (the shape of
+    Cloudflare's managed block)."""
+    found = _GLOBAL_AGENT.search(body)
+    if found is None:
+        bom = _BOM if body.startswith(_BOM) else b""
+        return bom + b"User-agent: *\n" + USAGE_LINES + b"Allow: /\n\n" + body[len(bom) :]
+    end = found.end()
+    if body[end : end + 1] == b"\n":
+        return body[: end + 1] + USAGE_LINES + body[end + 1 :]
+    return body[:end] + b"\n" + USAGE_LINES + body[end:]
 
 
 def worst_case(size: int) -> tuple[bytes, str]:
@@ -430,6 +460,49 @@ def run_worst(sizes: tuple[int, ...], failures: Failures) -> dict[str, list[floa
     return result
 
 
+@dataclass
+class UsageResult:
+    parse_ns: list[float]  # per file, as it is
+    with_lines_ns: list[float]  # per file, with USAGE_LINES
+    usage_ns: list[float]  # per file with USAGE_LINES: a fresh parse and one usage() call
+
+
+def _parse_and_usage(body: bytes, url: str) -> None:
+    RobotsTxt.parse(body).usage(url, TOKENS[0])
+
+
+def run_usage(files: list[tuple[str, bytes]], reps: int) -> UsageResult:
+    """scrapy_rep's parse per file with and without usage lines, interleaved (``--usage``)."""
+    result = UsageResult([], [], [])
+    for index, (_name, body) in enumerate(files):
+        if index % 256 == 255:
+            gc.collect()
+        lines = with_usage_lines(body)
+        url = HOST + "/ai-ok/page"
+        best = [float("inf")] * 3
+        # One round of each in turn, so a slow moment of the machine hits both alike.
+        for _ in range(reps):
+            best[0] = min(best[0], _best_ns(functools.partial(RobotsTxt.parse, body), 1))
+            best[1] = min(best[1], _best_ns(functools.partial(RobotsTxt.parse, lines), 1))
+            best[2] = min(best[2], _best_ns(functools.partial(_parse_and_usage, lines, url), 1))
+        result.parse_ns.append(best[0])
+        result.with_lines_ns.append(best[1])
+        result.usage_ns.append(best[2])
+    return result
+
+
+def print_usage(result: UsageResult) -> None:
+    without = statistics.median(result.parse_ns)
+    with_lines = statistics.median(result.with_lines_ns)
+    ratios = [b / a for a, b in zip(result.parse_ns, result.with_lines_ns, strict=True) if a]
+    print(f"{'parse, corpus':<40}{_fmt_ns(without):>12}")
+    print(f"{'parse, corpus + usage lines':<40}{_fmt_ns(with_lines):>12}")
+    print(f"{'  ratio of the medians':<40}{with_lines / without:>12.3f}")
+    print(f"{'  median of the per-file ratios':<40}{statistics.median(ratios):>12.3f}")
+    first_usage = statistics.median(result.usage_ns)
+    print(f"{'parse + 1st usage(), + usage lines':<40}{_fmt_ns(first_usage):>12}")
+
+
 def run_memory(files: list[tuple[str, bytes]], failures: Failures) -> dict[str, tuple[int, int]]:
     """Mean bytes retained per file (after parse, after parse + one check), per parser."""
     result: dict[str, tuple[int, int]] = {}
@@ -529,6 +602,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     parser.add_argument("--quick", action="store_true", help="a sample of the corpus, fewer runs")
+    parser.add_argument(
+        "--usage",
+        action="store_true",
+        help="only scrapy_rep's parse with and without usage preference lines",
+    )
     parser.add_argument("--worst-peer", nargs=2, metavar=("PEER", "SIZE"), help=argparse.SUPPRESS)
     parser.add_argument("--hostile-peer", nargs=2, metavar=("PEER", "_"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -546,6 +624,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"no files under {args.corpus}")
     memory_files = files[:: 2 if quick else 1]
     print(_environment())
+    if args.usage:
+        print(f"corpus: {args.corpus} — {len(files)} files" + (" (--quick)" if quick else ""))
+        with _no_gc():
+            usage = run_usage(files, reps=3 if quick else 5)
+        print()
+        print_usage(usage)
+        print(f"total {time.perf_counter() - started:.0f} s")
+        return 0
     print(
         f"corpus: {args.corpus} — {len(files)} files for speed, {len(memory_files)} for memory"
         + (" (--quick)" if quick else "")
