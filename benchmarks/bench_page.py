@@ -143,23 +143,11 @@ def per_crawl(args: argparse.Namespace, small_cost: float) -> None:
     ips = [f"127.0.0.{i + 2}" for i in range(args.origins)]
     origins = [{"ip": ip, "robots": ROBOTS.format(ip=ip)} for ip in ips]
     variants = {"page rules on": ADDON, "REP_PAGE_RULES=False": {**ADDON, "REP_PAGE_RULES": False}}
-    cpu: dict[str, list[float]] = {name: [] for name in variants}
     print(
         f"\n2. Per crawl: {args.pages} URLs on {args.origins} origins, {args.repeat} rounds,"
         " one item per page"
     )
-    with bench_server(origins) as (ports, _pid):
-        urls = [
-            f"http://{ip}:{ports[ip]}/page/{n}"
-            for n in range(args.pages // len(ips) + 1)
-            for ip in ips
-        ][: args.pages]
-        for _ in range(args.repeat):
-            for name, settings in variants.items():
-                result = run_crawl(urls, {**FAST, **settings}, items=True, timeout=600)
-                if len(result.responses) != len(urls):
-                    raise SystemExit(f"{name}: fetched {len(result.responses)} of {len(urls)}")
-                cpu[name].append((result.cpu_time or 0.0) / len(urls))
+    cpu = crawl_cpu(args, origins, variants)
     on, off = cpu["page rules on"], cpu["REP_PAGE_RULES=False"]
     ratio = statistics.median(a / b for a, b in zip(on, off, strict=True))
     print(f"   {'variant':<24}{'CPU per page':>14}")
@@ -171,6 +159,28 @@ def per_crawl(args: argparse.Namespace, small_cost: float) -> None:
         f"   the middleware's own cost per small page ({_us(small_cost)}) / the crawl's CPU per"
         f" page: {share:.2%} (target <= 2 %)"
     )
+
+
+def crawl_cpu(
+    args: argparse.Namespace, origins: list[dict[str, Any]], variants: dict[str, dict[str, Any]]
+) -> dict[str, list[float]]:
+    """CPU seconds per page of each variant's crawl (``--pages`` URLs on ``origins``), one
+    value per round; every page must give its item."""
+    cpu: dict[str, list[float]] = {name: [] for name in variants}
+    with bench_server(origins) as (ports, _pid):
+        ips = [origin["ip"] for origin in origins]
+        urls = [
+            f"http://{ip}:{ports[ip]}/page/{n}"
+            for n in range(args.pages // len(ips) + 1)
+            for ip in ips
+        ][: args.pages]
+        for _ in range(args.repeat):
+            for name, settings in variants.items():
+                result = run_crawl(urls, {**FAST, **settings}, items=True, timeout=600)
+                if len(result.items) != len(urls):
+                    raise SystemExit(f"{name}: {len(result.items)} items of {len(urls)} pages")
+                cpu[name].append((result.cpu_time or 0.0) / len(urls))
+    return cpu
 
 
 def main(argv: list[str] | None = None) -> int:

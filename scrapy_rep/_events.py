@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from scrapy.http import Request
 
     from scrapy_rep._cache import OriginState
+    from scrapy_rep.purpose import Refusal
 
 __all__ = ["Events", "duration", "give_up_reason", "hold_timeout_reason"]
 
@@ -31,6 +32,9 @@ FORBIDDEN_BEFORE_DOWNLOAD = "robotstxt/forbidden_before_download"
 #: A disallowed request seen again (same fingerprint): dropped without a second count or log
 #: line, as the dupefilter would have dropped it before Scrapy's own middleware saw it.
 FORBIDDEN_DUPLICATE = "robotstxt/forbidden_duplicate"
+#: Requests dropped because their usage preferences refuse the declared purpose
+#: (REP_USAGE_PURPOSES); ``…/<label>`` says which label refused.
+USAGE_FORBIDDEN = "robotstxt/usage_forbidden"
 HELD = "robotstxt/held"
 RELEASED = "robotstxt/released"
 RELEASE_FAILED = "robotstxt/release_failed"
@@ -102,6 +106,19 @@ class Events:
                 reason,
                 extra=self._extra(),
             )
+
+    def usage_refused(self, request: Request, refusal: Refusal, *, before_schedule: bool) -> None:
+        """``request`` dropped: its content may not be used for the declared purpose."""
+        self._stats.inc_value(USAGE_FORBIDDEN)
+        self._stats.inc_value(f"{USAGE_FORBIDDEN}/{refusal.label}")
+        logger.debug(
+            "Not used for %s %s: %s (%s)",
+            refusal.label,
+            "before scheduling" if before_schedule else "before download",
+            request,
+            refusal,
+            extra=self._extra(),
+        )
 
     def dropped(self, origin: str, count: int, reason: str) -> None:
         self._stats.inc_value(HELD_DROPPED, count)

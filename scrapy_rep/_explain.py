@@ -18,6 +18,11 @@ With ``scrapy robots --page`` an entry also has ``page``: ``{"url"`` (after
 redirects), ``"status"``, ``"noindex"``, ``"nofollow"``, ``"unavailable_after"``
 (ISO 8601 or None), ``"directives"`` (per agent, ``"*"`` for all crawlers)``}``
 or ``{"url", "error"}`` when the page could not be fetched (SPEC D).
+``usage``: per label of the vocabulary, ``{"value": true | false | null, "sources": [...]}``
+(the robots.txt lines, headers or tdmrep.json rule that set it, as text; SPEC E to G); a page
+fetched with ``--page`` has its own ``usage`` too, from its headers combined with robots.txt's.
+``purpose`` (when one is declared): ``{"labels", "strict", "used", "reason"}`` — whether a
+crawl declaring it would use the URL's content, and why not.
 """
 
 from __future__ import annotations
@@ -28,7 +33,9 @@ from typing import Any
 
 from scrapy_rep.pagerules import PageRules
 from scrapy_rep.parser import prepare_body
+from scrapy_rep.purpose import Purpose, describe_source
 from scrapy_rep.robotstxt import Decision, RobotsTxt
+from scrapy_rep.usage import NO_PREFERENCE, UsagePrefs, combine
 
 __all__ = [
     "describe",
@@ -42,6 +49,8 @@ __all__ = [
     "line_texts",
     "origin_source",
     "page_entry",
+    "usage_entry",
+    "with_usage",
 ]
 
 # What ``RobotsTxtMiddleware.resolve`` reports about an origin (its OriginReport).
@@ -77,15 +86,51 @@ def explain(
     tokens: Sequence[str],
     source: Mapping[str, Any],
     lines: Sequence[str] = (),
+    purpose: Purpose | None = None,
 ) -> dict[str, Any]:
-    """Decide ``url`` for ``tokens`` with ``robots`` and describe the decision."""
+    """Decide ``url`` for ``tokens`` with ``robots`` and describe the decision, with the
+    URL's usage preferences and what a crawl declaring ``purpose`` would do."""
     decision = robots.decide(url, list(tokens))
     group = decision.token
     if group is None and any(g.is_global for g in robots.groups):
         group = "*"
     if not lines and decision.rule is not None:
         lines = _rule_lines(robots)
-    return describe(url, decision, tokens, source, group, lines)
+    entry = describe(url, decision, tokens, source, group, lines)
+    return with_usage(entry, robots.usage(url, list(tokens)), purpose)
+
+
+def usage_entry(prefs: UsagePrefs) -> dict[str, Any]:
+    """The JSON-able ``usage`` of an explanation."""
+    return {
+        label: {
+            "value": value,
+            "sources": [describe_source(source) for source in prefs.sources[label]],
+        }
+        for label, value in prefs.items()
+    }
+
+
+def with_usage(
+    entry: dict[str, Any],
+    prefs: UsagePrefs,
+    purpose: Purpose | None,
+    extra: UsagePrefs = NO_PREFERENCE,
+) -> dict[str, Any]:
+    """``entry`` with its ``usage`` (``prefs`` combined with ``extra``: tdmrep.json, a
+    page's own statements) and, for a declared ``purpose``, its ``purpose``. A URL robots.txt
+    disallows carries no preference (SPEC E2)."""
+    prefs = combine(prefs, extra) if entry["allowed"] else NO_PREFERENCE
+    entry["usage"] = usage_entry(prefs)
+    if purpose is not None and purpose.declared:
+        refusal = purpose.refusal(prefs) if entry["allowed"] else None
+        entry["purpose"] = {
+            "labels": list(purpose.labels),
+            "strict": purpose.strict,
+            "used": bool(entry["allowed"]) and refusal is None,
+            "reason": str(refusal) if refusal is not None else None,
+        }
+    return entry
 
 
 def _rule_lines(robots: RobotsTxt) -> list[str]:
@@ -198,10 +243,49 @@ def format_text(entries: Sequence[Mapping[str, Any]]) -> str:
             lines.append(f"  why:    {entry['reason']}")
         lines.append(f"  tokens: {', '.join(entry['tokens']) or '(none: only * applies)'}")
         lines.append(f"  source: {format_source(entry['source'])}")
-        if entry.get("page") is not None:
-            lines.append(f"  page:   {format_page(entry['page'], entry['url'])}")
+        if _stated(entry):
+            lines.append(f"  usage:  {format_usage(entry['usage'])}")
+        if entry.get("purpose") is not None:
+            lines.append(f"  purpose: {format_purpose(entry['purpose'])}")
+        page = entry.get("page")
+        if page is not None:
+            lines.append(f"  page:   {format_page(page, entry['url'])}")
+            if _stated(page):
+                lines.append(f"    usage:   {format_usage(page['usage'])}")
+            if page.get("purpose") is not None:
+                lines.append(f"    purpose: {format_purpose(page['purpose'])}")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
+
+
+def _stated(entry: Mapping[str, Any]) -> bool:
+    """Show an entry's usage line: something is stated, or a purpose asks about it."""
+    usage = entry.get("usage")
+    if usage is None:
+        return False
+    return entry.get("purpose") is not None or any(
+        found["value"] is not None for found in usage.values()
+    )
+
+
+def format_usage(usage: Mapping[str, Any]) -> str:
+    """``train-ai: disallowed (robots.txt line 4: …); ai-use: not stated; …``."""
+    words = {True: "allowed", False: "disallowed", None: "not stated"}
+    parts = []
+    for label, found in usage.items():
+        text = f"{label}: {words[found['value']]}"
+        if found["sources"]:
+            text += f" ({'; '.join(found['sources'])})"
+        parts.append(text)
+    return "; ".join(parts)
+
+
+def format_purpose(purpose: Mapping[str, Any]) -> str:
+    """``train-ai: used`` or ``train-ai: not used (train-ai disallowed by …)``."""
+    labels = ", ".join(purpose["labels"]) + (" (strict)" if purpose.get("strict") else "")
+    if purpose["used"]:
+        return f"{labels}: its content would be used"
+    return f"{labels}: not used ({purpose['reason'] or 'not fetched: robots.txt disallows it'})"
 
 
 def page_entry(url: str, status: int, rules: PageRules) -> dict[str, Any]:
@@ -255,8 +339,15 @@ def origin_source(report: Any) -> dict[str, Any]:
     return source
 
 
-def explain_report(report: Any, url: str, tokens: Sequence[str]) -> dict[str, Any]:
-    """Explain ``url`` with the robots.txt outcome the middleware resolved for its origin."""
+def explain_report(
+    report: Any,
+    url: str,
+    tokens: Sequence[str],
+    purpose: Purpose | None = None,
+    extra: UsagePrefs = NO_PREFERENCE,
+) -> dict[str, Any]:
+    """Explain ``url`` with the robots.txt outcome the middleware resolved for its origin
+    (``extra``: other usage statements for it, as ``with_usage`` takes them)."""
     source = origin_source(report)
     robots = getattr(report, "robots", None)
     outcome = source["outcome"]
@@ -269,7 +360,8 @@ def explain_report(report: Any, url: str, tokens: Sequence[str]) -> dict[str, An
             "(a crawl holds its requests until robots.txt can be fetched)",
         )
     elif robots is not None:
-        return explain(robots, url, tokens, source)
+        entry = explain(robots, url, tokens, source)
+        return with_usage(entry, robots.usage(url, list(tokens)), purpose, extra)
     elif outcome == "allow_all":
         decision = Decision(
             True,
@@ -280,7 +372,8 @@ def explain_report(report: Any, url: str, tokens: Sequence[str]) -> dict[str, An
         )
     else:
         decision = Decision(True, None, None, "no robots.txt: everything allowed")
-    return describe(url, decision, tokens, source, None, by_rules=False)
+    entry = describe(url, decision, tokens, source, None, by_rules=False)
+    return with_usage(entry, NO_PREFERENCE, purpose, extra)
 
 
 def describe_error(url: str, tokens: Sequence[str], error: str) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from scrapy_rep import _explain
+from scrapy_rep.purpose import Purpose
 from scrapy_rep.robotstxt import RobotsTxt
 
 __all__ = ["describe_origin", "explain", "format_explanation", "format_rule"]
@@ -18,7 +19,12 @@ __all__ = ["describe_origin", "explain", "format_explanation", "format_rule"]
 _GIVEN: dict[str, Any] = {"given": True}
 
 
-def explain(robots: Any, url: str, tokens: str | Sequence[str] = ()) -> dict[str, Any]:
+def explain(
+    robots: Any,
+    url: str,
+    tokens: str | Sequence[str] = (),
+    purpose: Sequence[str] | Purpose = (),
+) -> dict[str, Any]:
     """Why ``url`` is allowed or not for ``tokens``, as ``scrapy robots --json`` says it.
 
     ``robots`` is a robots.txt body (bytes or str), a parsed ``RobotsTxt``, or the
@@ -27,18 +33,25 @@ def explain(robots: Any, url: str, tokens: str | Sequence[str] = ()) -> dict[str
     ``tokens``: the crawler's token, or tokens best first; none means only ``*``
     groups apply (SPEC A3, C2).
 
+    ``purpose``: the labels a crawl declares (``["train-ai"]``, or a ``Purpose``); the
+    explanation then says whether such a crawl would use the URL's content.
+
     The result is a JSON-able dict: ``url``, ``allowed``, ``decided_by`` ("rules"
     or "outcome"), ``rule`` (``allow``, ``pattern``, ``line``, ``text``; or None),
-    ``group``, ``reason``, ``tokens`` and ``source`` (where the rules came from).
+    ``group``, ``reason``, ``tokens``, ``source`` (where the rules came from),
+    ``usage`` (per label: ``value`` and the ``sources`` that set it) and, with a purpose,
+    ``purpose``.
     """
     wanted = [tokens] if isinstance(tokens, str) else list(tokens)
+    declared = purpose if isinstance(purpose, Purpose) else Purpose(tuple(purpose))
     if isinstance(robots, (bytes, str)):
         parsed = RobotsTxt.parse(robots)
-        return _explain.explain(parsed, url, wanted, _GIVEN, _explain.line_texts(robots))
+        lines = _explain.line_texts(robots)
+        return _explain.explain(parsed, url, wanted, _GIVEN, lines, purpose=declared)
     if isinstance(robots, RobotsTxt):
-        return _explain.explain(robots, url, wanted, _GIVEN)
+        return _explain.explain(robots, url, wanted, _GIVEN, purpose=declared)
     if hasattr(robots, "outcome"):
-        return _explain.explain_report(robots, url, wanted)
+        return _explain.explain_report(robots, url, wanted, declared)
     raise TypeError(
         "explain() takes a robots.txt body (bytes or str), a RobotsTxt or an OriginReport, "
         f"not {type(robots).__name__}"

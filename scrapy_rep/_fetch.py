@@ -37,22 +37,28 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
 
-__all__ = ["MAX_BODY", "ROBOTS_META", "Fetcher"]
+__all__ = ["Fetcher", "describe_failure"]
 
 logger = logging.getLogger(__name__)
 
-#: SPEC A1/B4: only the first 512,000 bytes of a robots.txt count.
-MAX_BODY = MAX_BODY_BYTES
 #: Like Scrapy's own robots.txt requests: ahead of pages in a download slot.
 _PRIORITY = 1000
 
 
 class Fetcher:
-    """Fetches robots.txt for origins through ``crawler.engine``."""
+    """Fetches robots.txt for origins through ``crawler.engine``.
 
-    def __init__(self, crawler: Crawler) -> None:
+    ``document`` and ``prefix``: what is fetched, for log lines, and the prefix of its stats;
+    ``/.well-known/tdmrep.json`` is fetched the same way (``tdmrep.json``, ``tdmrep``).
+    """
+
+    def __init__(
+        self, crawler: Crawler, document: str = "robots.txt", prefix: str = "robotstxt"
+    ) -> None:
         check_wiring(crawler.settings)
         self._crawler = crawler
+        self._document = document
+        self._prefix = prefix
         self._stats: StatsCollector = crawler.stats
         settings = crawler.settings
         self._ftp_password = str(settings.get("FTP_PASSWORD") or "guest")
@@ -61,12 +67,9 @@ class Fetcher:
         self._received: dict[int, int] = {}
         self._in_flight = 0
 
-    def fetch(self, url: str) -> Deferred[tuple[Fetch, bytes | None]]:
-        """Fetch ``url`` (an origin's /robots.txt); never fails."""
-        return self._fetch(url)
-
     @inlineCallbacks
-    def _fetch(self, url: str) -> Generator[Deferred[Any], Any, tuple[Fetch, bytes | None]]:
+    def fetch(self, url: str) -> Generator[Deferred[Any], Any, tuple[Fetch, bytes | None]]:
+        """Fetch ``url`` (an origin's /robots.txt, or its tdmrep.json); never fails."""
         start = url
         redirects: list[str] = []
         # SPEC B1: an ftp origin's robots.txt is on ftp; nothing else but http(s).
@@ -76,31 +79,31 @@ class Fetcher:
                 request = self._request(url)
             except ValueError as exc:  # a redirect target Scrapy cannot request
                 return self._refused(start, url, str(exc), redirects[:-1])
-            self._stats.inc_value("robotstxt/request_count")
+            self._stats.inc_value(f"{self._prefix}/request_count")
             try:
                 response = yield self._download(request)
             except IgnoreRequest as exc:
                 # Something in the project refused the request (a custom
                 # middleware): as Scrapy's own middleware does, obey nothing.
-                error = f"robots.txt request ignored: {exc}"
+                error = f"{self._document} request ignored: {exc}"
                 return Fetch("no_robots", None, tuple(redirects), error=error), None
             except Exception as exc:
                 # Scrapy's own key, as its RobotsTxtMiddleware writes it: "<class '…'>".
-                self._stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
+                self._stats.inc_value(f"{self._prefix}/exception_count/{type(exc)}")
                 error = describe_failure(exc)
                 return Fetch("unreachable", None, tuple(redirects), error=error), None
             finally:
                 self._received.pop(id(request), None)
                 self._track(-1)
-            self._stats.inc_value("robotstxt/response_count")
-            self._stats.inc_value(f"robotstxt/response_status_count/{response.status}")
+            self._stats.inc_value(f"{self._prefix}/response_count")
+            self._stats.inc_value(f"{self._prefix}/response_status_count/{response.status}")
             if urlsplit(response.url).scheme not in ROBOTS_SCHEMES:
                 # Only a middleware that answers by itself gets here; use nothing.
                 return self._refused(start, response.url, "not an http(s)/ftp URL", redirects)
             kind = classify(response.status)
             if kind == "redirect":
                 if len(redirects) >= MAX_REDIRECTS:
-                    self._stats.inc_value("robotstxt/redirect_limit")
+                    self._stats.inc_value(f"{self._prefix}/redirect_limit")
                     error = f"more than {MAX_REDIRECTS} redirects"
                     return Fetch("no_robots", response.status, tuple(redirects), error=error), None
                 location = response.headers.get(b"Location")
@@ -109,7 +112,7 @@ class Fetcher:
                     return self._refused(start, target, problem, redirects, response.status)
                 url = target
                 redirects.append(url)
-                self._stats.inc_value("robotstxt/redirect_count")
+                self._stats.inc_value(f"{self._prefix}/redirect_count")
                 continue
             return self._result(response, kind, tuple(redirects))
 
@@ -125,12 +128,14 @@ class Fetcher:
         non-HTTP target means "no robots.txt", as more than 5 redirects do (Google
         treats those as 404). The site controls its own robots.txt anyway, so this
         gives it nothing it lacks; and nothing but http(s)/ftp is ever fetched."""
-        self._stats.inc_value("robotstxt/redirect_refused")
+        self._stats.inc_value(f"{self._prefix}/redirect_refused")
         error = f"redirect to {target[:200]!r} not followed: {problem}"
         logger.warning(
-            "robots.txt at %s: %s; no robots.txt, everything allowed",
+            "%s at %s: %s; no %s, everything allowed",
+            self._document,
             url,
             error,
+            self._document,
             extra={"spider": self._crawler.spider},
         )
         return Fetch("no_robots", status, tuple(redirects), error=error), None
@@ -149,9 +154,11 @@ class Fetcher:
             return fetch, None
         body = response.body
         flags = response.flags
-        truncated = "download_stopped" in flags or TRUNCATED_FLAG in flags or len(body) > MAX_BODY
+        truncated = (
+            "download_stopped" in flags or TRUNCATED_FLAG in flags or len(body) > MAX_BODY_BYTES
+        )
         if truncated:
-            self._stats.inc_value("robotstxt/truncated")
+            self._stats.inc_value(f"{self._prefix}/truncated")
         fetch = Fetch(
             "ok",
             response.status,
@@ -159,7 +166,7 @@ class Fetcher:
             truncated=truncated,
             cache_control=_header(response, b"Cache-Control"),
         )
-        return fetch, body[:MAX_BODY]
+        return fetch, body[:MAX_BODY_BYTES]
 
     def _request(self, url: str) -> Request:
         meta: dict[str, Any] = {
@@ -199,7 +206,7 @@ class Fetcher:
         key = id(request)
         total = self._received.get(key, 0) + len(data)
         self._received[key] = total
-        if total >= MAX_BODY:
+        if total >= MAX_BODY_BYTES:
             raise StopDownload(fail=False)
 
 

@@ -142,6 +142,11 @@ class Holds:
             waiter.callback(state)
         self._send(origin, released=True)
 
+    def resend(self, origin: str) -> None:
+        """Something else the gate waited for is known (the origin's tdmrep.json): its held
+        requests go back to the gate (held again if robots.txt still is not known)."""
+        self._send(origin, released=True)
+
     def _send(self, origin: str, *, released: bool) -> None:
         """Take ``origin``'s held requests and send them to the scheduler one by one.
 

@@ -16,6 +16,7 @@ from scrapy.utils.misc import load_object
 
 from scrapy_rep._policy import Limits
 from scrapy_rep.adapter import RobotParser
+from scrapy_rep.purpose import NO_PURPOSE, Purpose
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -63,6 +64,7 @@ class MiddlewareSettings:
     lease_poll_interval: float
     held_owner_ttl: float
     store: StoreOptions
+    purpose: Purpose = NO_PURPOSE
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> MiddlewareSettings:
@@ -100,11 +102,32 @@ class MiddlewareSettings:
             store=store_options(
                 settings, keep_for=max(limits.stale_max_age, limits.unreachable_allow_after)
             ),
+            purpose=purpose(settings),
         )
 
 
+def purpose(settings: BaseSettings) -> Purpose:
+    """REP_USAGE_PURPOSES (labels; a comma-separated string works too) and REP_USAGE_STRICT."""
+    value = settings.get("REP_USAGE_PURPOSES")
+    if value is None or value == "":
+        labels: list[object] = []
+    elif isinstance(value, str):
+        labels = [label.strip() for label in value.split(",") if label.strip()]
+    elif isinstance(value, list | tuple):
+        labels = list(value)
+    else:
+        raise ValueError(f"REP_USAGE_PURPOSES must be a list of labels, got {value!r}")
+    if not all(isinstance(label, str) for label in labels):
+        raise ValueError(f"REP_USAGE_PURPOSES must be a list of labels, got {value!r}")
+    names = tuple(dict.fromkeys(str(label) for label in labels))
+    try:
+        return Purpose(names, _bool(settings, "REP_USAGE_STRICT"))
+    except ValueError as exc:
+        raise ValueError(f"REP_USAGE_PURPOSES: {exc}") from None
+
+
 def _check_parser_setting(value: object) -> None:
-    """Refuse a ROBOTSTXT_PARSER this middleware would not use (issue 10.6).
+    """Refuse a ROBOTSTXT_PARSER this middleware would not use.
 
     The middleware matches with Google's rules itself (``RobotsTxt``: tokens, Crawl-delay,
     explanations, the store); another parser could only be honoured by giving all of that up,

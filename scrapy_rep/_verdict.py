@@ -2,8 +2,10 @@
 
 Both gates ask here (``request_scheduled`` before the scheduler, ``process_request`` before
 download). A disallowed request raises ``IgnoreRequest`` and is counted and logged once per
-fingerprint (issue 11.3); a request let through to download gets the origin's Crawl-delay on
-its download slot when REP_CRAWL_DELAY is on.
+fingerprint; a request let through to download gets the origin's Crawl-delay on its download
+slot when REP_CRAWL_DELAY is on. With a declared purpose (REP_USAGE_PURPOSES), a request whose
+usage preferences (robots.txt ``Content-Usage``/``Content-Signal``, tdmrep.json) refuse it is
+dropped the same way (SPEC G2).
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ from scrapy_rep._events import (
 )
 from scrapy_rep._seen import BoundedSet
 from scrapy_rep.adapter import RobotParser
+from scrapy_rep.purpose import NO_PURPOSE, Purpose
+from scrapy_rep.tdmrep import TdmFile, tdm_prefs
+from scrapy_rep.usage import NO_PREFERENCE, UsagePrefs, UsageSource, combine
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -37,10 +42,17 @@ __all__ = ["Verdicts"]
 
 
 class Verdicts:
-    def __init__(self, crawler: Crawler, tokens: CrawlerTokens, events: Events) -> None:
+    def __init__(
+        self,
+        crawler: Crawler,
+        tokens: CrawlerTokens,
+        events: Events,
+        purpose: Purpose = NO_PURPOSE,
+    ) -> None:
         self._crawler = crawler
         self._tokens = tokens
         self._events = events
+        self.purpose = purpose
         # Disallowed requests counted and logged already (the gate runs before the dupefilter).
         self._reported: BoundedSet[bytes] = BoundedSet()
         fingerprinter = getattr(crawler, "request_fingerprinter", None)
@@ -48,12 +60,15 @@ class Verdicts:
             fingerprinter.fingerprint if fingerprinter is not None else _scrapy_fingerprint
         )
 
-    def at_gate(self, state: OriginState, request: Request) -> None:
-        """Raise ``IgnoreRequest`` if ``state``'s rules disallow ``request`` (before scheduling)."""
+    def at_gate(self, state: OriginState, request: Request, tdm: TdmFile | None = None) -> None:
+        """Raise ``IgnoreRequest`` if ``state``'s rules disallow ``request``, or its usage
+        preferences refuse the declared purpose (``tdm``: the origin's tdmrep.json, when the
+        purpose needs it) — before scheduling."""
         if state.serving.kind != "rules" or self._allowed(state, request):
+            self._check_usage(state, request, tdm, before_schedule=True)
             return
         # Like the dupefilter this gate runs before: a request seen before is not counted or
-        # logged again (issue 11.3), unless it would pass the dupefilter (dont_filter).
+        # logged again, unless it would pass the dupefilter (dont_filter).
         if request.dont_filter or self._reported.add(self._fingerprint(request)):
             self._events.forbidden(
                 FORBIDDEN_BEFORE_SCHEDULE, request, lambda: self._explain(state, request)
@@ -62,7 +77,11 @@ class Verdicts:
             self._events.count(FORBIDDEN_DUPLICATE)
         raise IgnoreRequest("Forbidden by robots.txt")
 
-    def at_download(self, state: OriginState, request: Request) -> None:
+    def crawlable(self, state: OriginState, request: Request) -> bool:
+        """Do ``state``'s rules let ``request`` be fetched (usage aside)?"""
+        return state.serving.kind != "rules" or self._allowed(state, request)
+
+    def at_download(self, state: OriginState, request: Request, tdm: TdmFile | None = None) -> None:
         """Raise ``IgnoreRequest`` if ``state``'s rules disallow ``request``; else apply the
         origin's Crawl-delay (the final gate, just before download)."""
         if state.crawl_delay is not None:
@@ -72,6 +91,36 @@ class Verdicts:
                 FORBIDDEN_BEFORE_DOWNLOAD, request, lambda: self._explain(state, request)
             )
             raise IgnoreRequest("Forbidden by robots.txt")
+        self._check_usage(state, request, tdm, before_schedule=False)
+
+    def usage(self, state: OriginState | None, request: Request, tdm: TdmFile | None) -> UsagePrefs:
+        """The usage preferences robots.txt and tdmrep.json state for ``request``'s URL (SPEC
+        G1): none for a URL robots.txt disallows, or when its origin has no rules."""
+        prefs = NO_PREFERENCE
+        if state is not None and state.serving.kind == "rules" and state.robots is not None:
+            tokens = self._tokens.for_header(_user_agent(request))
+            prefs = state.robots.usage(request.url, tokens)
+        if tdm is not None:
+            rule = tdm.reservation(request.url)
+            if rule is not None:
+                value = f"location {rule.location}, tdm-reservation {rule.reservation}"
+                source = UsageSource("tdmrep.json", value, line=rule.index)
+                prefs = combine(prefs, tdm_prefs(rule.reservation, source))
+        return prefs
+
+    def _check_usage(
+        self, state: OriginState, request: Request, tdm: TdmFile | None, *, before_schedule: bool
+    ) -> None:
+        if not self.purpose.declared:
+            return
+        refusal = self.purpose.refusal(self.usage(state, request, tdm))
+        if refusal is None:
+            return
+        if request.dont_filter or self._reported.add(self._fingerprint(request)):
+            self._events.usage_refused(request, refusal, before_schedule=before_schedule)
+        else:
+            self._events.count(FORBIDDEN_DUPLICATE)
+        raise IgnoreRequest(f"Content may not be used for {refusal}")
 
     def apply_crawl_delay(self, request: Request, delay: float) -> None:
         slot = _compat.downloader_slot(self._crawler.engine, request)

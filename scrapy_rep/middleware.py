@@ -39,7 +39,7 @@ from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
 from scrapy.http import Request
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
-from twisted.internet.defer import Deferred, maybeDeferred
+from twisted.internet.defer import Deferred, maybeDeferred, succeed
 
 from scrapy_rep import _compat
 from scrapy_rep._cache import RUN, OriginCache, OriginKeys, OriginReport, OriginState
@@ -52,11 +52,14 @@ from scrapy_rep._intake import Intake
 from scrapy_rep._origin import origin as url_origin
 from scrapy_rep._resolver import Resolver
 from scrapy_rep._settings import MiddlewareSettings
+from scrapy_rep._tdm import TdmFiles
 from scrapy_rep._verdict import Verdicts
 from scrapy_rep.adapter import RobotParser
 from scrapy_rep.robotstxt import RobotsTxt
 from scrapy_rep.store import RobotsStore
 from scrapy_rep.store._open import open_configured
+from scrapy_rep.tdmrep import TdmFile, TdmRule
+from scrapy_rep.usage import NO_PREFERENCE, UsagePrefs
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -93,7 +96,7 @@ class RobotsTxtMiddleware:
         self._events = Events(crawler.stats, lambda: crawler.spider)
         # REP_USER_AGENTS > ROBOTSTXT_USER_AGENT > User-Agent (SPEC C1, C2), decided in one place.
         tokens = settings_tokens(crawler.settings, crawler)
-        self._verdicts = Verdicts(crawler, tokens, self._events)
+        self._verdicts = Verdicts(crawler, tokens, self._events, config.purpose)
         crawl_delay = self._verdicts.crawl_delay_of if config.crawl_delay else None
         self._cache = OriginCache(config.limits, config.parsed_cache_size, crawl_delay)
         self._config = config
@@ -125,6 +128,16 @@ class RobotsTxtMiddleware:
             resolved=self._holds.release,
             announce=self._announce,
             intake=self.intake,
+        )
+        # The gate waits for tdmrep.json only when a declared purpose is one a TDM
+        # reservation speaks for; otherwise it is never fetched (``tdm_file`` aside).
+        self._gate_tdm = config.purpose.needs_tdm
+        self._tdm = TdmFiles(
+            clock=clock,
+            store=store,
+            fetcher=Fetcher(crawler, "tdmrep.json", "tdmrep"),
+            limits=config.limits,
+            resolved=self._holds.resend,
         )
 
     @classmethod
@@ -158,7 +171,15 @@ class RobotsTxtMiddleware:
             self._holds.hold(origin, request)
             self._waits(origin, state, request)
             raise IgnoreRequest("held until robots.txt is known")
-        self._verdicts.at_gate(state, request)
+        tdm = None
+        if self._gate_tdm:
+            tdm = self._tdm.get(origin)
+            if tdm is None and self._verdicts.crawlable(state, request):
+                # The declared purpose needs the origin's TDM reservation: wait for it too.
+                self._holds.hold(origin, request)
+                self._tdm.demand(origin)
+                raise IgnoreRequest("held until tdmrep.json is known")
+        self._verdicts.at_gate(state, request, tdm)
         meta[_GATED] = state.generation
 
     def _final_gate(self, request: Request) -> Coroutine[Any, Any, None] | Request | None:
@@ -175,7 +196,9 @@ class RobotsTxtMiddleware:
                 if state.crawl_delay is not None:
                     self._verdicts.apply_crawl_delay(request, state.crawl_delay)
                 return None
-            self._verdicts.at_download(state, request)
+            if self._gate_tdm and self._tdm.get(origin) is None:
+                return self._check_later(succeed(state), request)
+            self._verdicts.at_download(state, request, self._tdm_of(origin))
             return None
         if state is None and isinstance(gated, int) and gated >> 32 == RUN:
             # The gate allowed it in this process and the origin's state was evicted from the
@@ -214,10 +237,24 @@ class RobotsTxtMiddleware:
         left = _compat.leave_active(engine, request)
         try:
             state = await maybe_deferred_to_future(waiter)
+            tdm = None
+            if self._gate_tdm:
+                tdm = await maybe_deferred_to_future(self._tdm.known(state.origin))
         finally:
             if left:
                 _compat.rejoin_active(engine, request)
-        self._verdicts.at_download(state, request)
+        self._verdicts.at_download(state, request, tdm)
+
+    def _tdm_of(self, origin: str) -> TdmFile | None:
+        return self._tdm.get(origin) if self._gate_tdm else None
+
+    def tdm_file(self, url: str) -> Deferred[TdmFile]:
+        """The tdmrep.json of ``url``'s origin, fetched once as the gate fetches it (the
+        explain command); no rules when robots.txt does not apply to ``url``."""
+        origin = url_origin(url)
+        if origin is None:
+            return succeed(TdmFile(()))
+        return self._tdm.known(origin)
 
     # -- wiring the parts -----------------------------------------------------
 
@@ -251,6 +288,17 @@ class RobotsTxtMiddleware:
         if report.outcome == "unreachable":
             return self._verdicts.parser(_DISALLOW_ALL)
         return None
+
+    def usage_sources(self, request: Request) -> tuple[UsagePrefs, TdmRule | None]:
+        """For the page level: what the crawl's robots.txt states of ``request``'s URL (no
+        preference while its origin is not known here), and the tdmrep.json rule that applies
+        to it (None when there is none, or when no purpose needs the file)."""
+        origin = self._keys.origin(urlparse_cached(request))
+        if origin is None:
+            return NO_PREFERENCE, None
+        prefs = self._verdicts.usage(self._cache.peek(origin), request, None)
+        tdm = self._tdm_of(origin)
+        return prefs, tdm.reservation(request.url) if tdm is not None else None
 
     def _crawl(self, request: Request) -> None:
         engine = self.crawler.engine
@@ -290,7 +338,12 @@ class RobotsTxtMiddleware:
         # Nothing else to do: stop waiting for origins that keep failing (REP_GIVE_UP_AFTER).
         self._holds.give_up(self._resolver.given_up)
         # pending_elsewhere: another fleet process holds requests that come here if it dies.
-        if self._holds.busy() or self._resolver.busy() or self._holds.pending_elsewhere():
+        if (
+            self._holds.busy()
+            or self._resolver.busy()
+            or self._tdm.busy()
+            or self._holds.pending_elsewhere()
+        ):
             raise DontCloseSpider
 
     def _on_opened(self, spider: Spider) -> None:
@@ -306,6 +359,7 @@ class RobotsTxtMiddleware:
     def _let_go(self) -> None:
         """The crawl is closing: no more fetches, and every waiting request is let go now."""
         self._resolver.close()
+        self._tdm.close()
         self._holds.let_go()
         self.intake.let_go()
 

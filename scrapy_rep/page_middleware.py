@@ -11,7 +11,12 @@ crawler's robots.txt tokens, and:
   response, items pass; with ``REP_PAGE_RELNOFOLLOW`` also the requests whose URL
   a ``rel="nofollow"`` link of the page points to;
 - ``noindex``: marks the items yielded from that response by setting the field
-  ``REP_PAGE_NOINDEX_FIELD`` to True, or drops them (``REP_PAGE_NOINDEX = "drop"``).
+  ``REP_PAGE_NOINDEX_FIELD`` to True, or drops them (``REP_PAGE_NOINDEX = "drop"``);
+- usage preferences (SPEC G3): the response's own statements (``page_usage``) combined with
+  the robots.txt ones for its URL are kept as ``response.meta["rep_usage"]`` (a
+  ``scrapy_rep.UsagePrefs``); with a declared purpose (``REP_USAGE_PURPOSES``) that they
+  refuse, the items yielded from the response are dropped (``REP_USAGE_ITEMS = "drop"``, the
+  default) or marked (``"mark"``: the field ``REP_USAGE_FIELD`` set to the reason).
 
 Non-HTML responses are judged by their headers only. A response whose request
 has ``dont_obey_robotstxt`` in its meta is left alone, and so is a request
@@ -36,7 +41,12 @@ from w3lib.encoding import http_content_type_encoding
 from w3lib.url import canonicalize_url
 
 from scrapy_rep._checks import settings_tokens
+from scrapy_rep._running import running_middleware
+from scrapy_rep._settings import purpose as purpose_setting
 from scrapy_rep.pagerules import PageRules, page_rules
+from scrapy_rep.pageusage import page_usage
+from scrapy_rep.purpose import NO_PURPOSE, Purpose, Refusal
+from scrapy_rep.usage import UsagePrefs, combine
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -44,12 +54,14 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
     from scrapy.spiders import Spider
 
-__all__ = ["META_KEY", "PageRobotsMiddleware", "PageSettings", "response_rules"]
+__all__ = ["META_KEY", "USAGE_KEY", "PageRobotsMiddleware", "PageSettings", "response_rules"]
 
 logger = logging.getLogger(__name__)
 
 #: Where the page's ``PageRules`` are kept: ``response.meta[META_KEY]``.
 META_KEY = "rep_page_rules"
+#: Where the response's combined usage preferences are kept: ``response.meta[USAGE_KEY]``.
+USAGE_KEY = "rep_usage"
 _NOINDEX_MODES = ("mark", "drop")
 
 
@@ -60,23 +72,44 @@ class PageSettings:
     noindex: str
     noindex_field: str
     rel_nofollow: bool
+    purpose: Purpose = NO_PURPOSE
+    usage_items: str = "drop"
+    usage_field: str = "rep_usage_refused"
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> PageSettings:
         """The settings; a bad value raises ValueError naming the setting."""
-        noindex = str(settings.get("REP_PAGE_NOINDEX") or "mark").lower()
-        if noindex not in _NOINDEX_MODES:
-            given = settings.get("REP_PAGE_NOINDEX")
-            raise ValueError(f"REP_PAGE_NOINDEX must be 'mark' or 'drop', got {given!r}")
-        field = settings.get("REP_PAGE_NOINDEX_FIELD", "rep_noindex")
-        if not isinstance(field, str) or not field:
-            raise ValueError(f"REP_PAGE_NOINDEX_FIELD must be a field name, got {field!r}")
-        return cls(noindex, field, _bool(settings, "REP_PAGE_RELNOFOLLOW", False))
+        noindex = _mode(settings, "REP_PAGE_NOINDEX", "mark")
+        field = _field(settings, "REP_PAGE_NOINDEX_FIELD", "rep_noindex")
+        usage_items = _mode(settings, "REP_USAGE_ITEMS", "drop")
+        usage_field = _field(settings, "REP_USAGE_FIELD", "rep_usage_refused")
+        return cls(
+            noindex,
+            field,
+            _bool(settings, "REP_PAGE_RELNOFOLLOW", False),
+            purpose_setting(settings),
+            usage_items,
+            usage_field,
+        )
 
     @staticmethod
     def enabled(settings: BaseSettings) -> bool:
         """Page rules are obeyed when robots.txt is, unless REP_PAGE_RULES is False (SPEC D8)."""
         return _bool(settings, "ROBOTSTXT_OBEY", False) and _bool(settings, "REP_PAGE_RULES", True)
+
+
+def _mode(settings: BaseSettings, name: str, default: str) -> str:
+    mode = str(settings.get(name) or default).lower()
+    if mode not in _NOINDEX_MODES:
+        raise ValueError(f"{name} must be 'mark' or 'drop', got {settings.get(name)!r}")
+    return mode
+
+
+def _field(settings: BaseSettings, name: str, default: str) -> str:
+    field = settings.get(name, default)
+    if not isinstance(field, str) or not field:
+        raise ValueError(f"{name} must be a field name, got {field!r}")
+    return field
 
 
 def _bool(settings: BaseSettings, name: str, default: bool) -> bool:
@@ -96,8 +129,9 @@ class PageRobotsMiddleware:
         self._stats = crawler.stats
         # The same tokens robots.txt is obeyed as (SPEC D4), from the one place that decides them.
         self._tokens = settings_tokens(crawler.settings, crawler)
-        self._unmarkable: set[type] = set()
+        self._unmarkable: set[tuple[type, str]] = set()
         self._judged: WeakKeyDictionary[Response, PageRules | None] = WeakKeyDictionary()
+        self._usage: WeakKeyDictionary[Response, UsagePrefs] = WeakKeyDictionary()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> PageRobotsMiddleware:
@@ -120,6 +154,7 @@ class PageRobotsMiddleware:
             return None
         rules = self._compute(response)
         meta[META_KEY] = self._judged[response] = rules
+        meta[USAGE_KEY] = self._usage[response] = self._usage_of(response, rules)
         if rules.nofollow:
             self._stats.inc_value("robotspage/pages/nofollow")
         if rules.noindex:
@@ -131,6 +166,32 @@ class PageRobotsMiddleware:
         user_agent = request.headers.get(b"User-Agent") if request is not None else None
         tokens = self._tokens.for_header(user_agent)
         return response_rules(response, tokens, datetime.now(timezone.utc))
+
+    def usage(self, response: Response) -> UsagePrefs | None:
+        """The response's combined usage preferences; None when it is not judged."""
+        if self.rules(response) is None:
+            return None
+        return self._usage.get(response)
+
+    def _usage_of(self, response: Response, rules: PageRules) -> UsagePrefs:
+        request = response.request
+        user_agent = request.headers.get(b"User-Agent") if request is not None else None
+        robots, tdm_rule = (None, None)
+        middleware = running_middleware(self.crawler)
+        if middleware is not None and request is not None:
+            robots, tdm_rule = middleware.usage_sources(request)
+        body, encoding = _html(response)
+        content_type = (response.headers.get(b"Content-Type") or b"").lower()
+        own = page_usage(
+            lambda name: response.headers.getlist(name),
+            body,
+            encoding,
+            rules,
+            self._tokens.for_header(user_agent),
+            image=content_type.startswith(b"image/"),
+            tdm_file=tdm_rule,
+        )
+        return own if robots is None else combine(robots, own)
 
     # -- spider middleware hooks -----------------------------------------------
 
@@ -170,31 +231,43 @@ class PageRobotsMiddleware:
         rules = self.rules(response)
         if rules is None:
             return None
-        if not (rules.nofollow or rules.noindex or self.config.rel_nofollow):
+        refusal = None
+        if self.config.purpose.declared:
+            refusal = self.config.purpose.refusal(self._usage[response])
+            if refusal is not None:
+                self._stats.inc_value("robotspage/pages/usage_refused")
+        if not (rules.nofollow or rules.noindex or self.config.rel_nofollow or refusal):
             return None
-        return _Page(self, response, rules)
+        return _Page(self, response, rules, refusal)
 
-    def _cannot_mark(self, item: Any) -> None:
+    def _cannot_mark(self, item: Any, field: str, settings: str) -> None:
         self._stats.inc_value("robotspage/items/unmarked")
         kind = type(item)
-        if kind not in self._unmarkable:
-            self._unmarkable.add(kind)
+        if (kind, field) not in self._unmarkable:
+            self._unmarkable.add((kind, field))
             logger.warning(
-                "Items of type %s from noindex pages cannot be marked: they have no field %r "
-                "(declare it, set REP_PAGE_NOINDEX_FIELD to one they have, or set "
-                "REP_PAGE_NOINDEX = 'drop')",
+                "Items of type %s cannot be marked: they have no field %r (declare it, or set %s)",
                 kind.__qualname__,
-                self.config.noindex_field,
+                field,
+                settings,
             )
 
 
 class _Page:
     """One response's output going through the page rules."""
 
-    def __init__(self, middleware: PageRobotsMiddleware, response: Response, rules: PageRules):
+    def __init__(
+        self,
+        middleware: PageRobotsMiddleware,
+        response: Response,
+        rules: PageRules,
+        refusal: Refusal | None,
+    ):
         self.middleware = middleware
         self.response = response
         self.rules = rules
+        self.refusal = refusal
+        self.usage_dropped = 0
         self.config = middleware.config
         self._rel_nofollow: frozenset[str] | None = None
         self.nofollow_dropped = 0
@@ -213,25 +286,47 @@ class _Page:
                 self.rel_dropped += 1
                 return False
             return True
+        if self.refusal is not None and self.config.usage_items == "drop":
+            self.usage_dropped += 1
+            return False
         if self.rules.noindex and self.config.noindex == "drop":
             self.items_dropped += 1
             return False
         return True
 
     def marked(self, output: Any) -> Any:
-        """An item from a noindex page with its mark (SPEC D7); anything else unchanged."""
-        if not self.rules.noindex or isinstance(output, Request):
+        """An item from a noindex page, or one whose use the page refuses, with its mark
+        (SPEC D7, G3); anything else unchanged."""
+        if isinstance(output, Request):
             return output
-        if not ItemAdapter.is_item(output):
-            self.middleware._cannot_mark(output)
-            return output
-        try:
-            ItemAdapter(output)[self.config.noindex_field] = True
-        except (KeyError, AttributeError, TypeError):  # no such field, a frozen dataclass…
-            self.middleware._cannot_mark(output)
-        else:
-            self.middleware._stats.inc_value("robotspage/items/marked")
+        if self.rules.noindex:
+            self._mark(
+                output,
+                self.config.noindex_field,
+                True,
+                "robotspage/items/marked",
+                "REP_PAGE_NOINDEX_FIELD to one they have, or REP_PAGE_NOINDEX = 'drop'",
+            )
+        if self.refusal is not None:
+            self._mark(
+                output,
+                self.config.usage_field,
+                str(self.refusal),
+                "robotspage/items/usage_marked",
+                "REP_USAGE_FIELD to one they have, or REP_USAGE_ITEMS = 'drop'",
+            )
         return output
+
+    def _mark(self, output: Any, field: str, value: object, stat: str, settings: str) -> None:
+        if not ItemAdapter.is_item(output):
+            self.middleware._cannot_mark(output, field, settings)
+            return
+        try:
+            ItemAdapter(output)[field] = value
+        except (KeyError, AttributeError, TypeError):  # no such field, a frozen dataclass…
+            self.middleware._cannot_mark(output, field, settings)
+        else:
+            self.middleware._stats.inc_value(stat)
 
     def _is_rel_nofollow(self, url: str) -> bool:
         if self._rel_nofollow is None:
@@ -257,6 +352,14 @@ class _Page:
                 self.rel_dropped,
                 url,
             )
+        if self.usage_dropped:
+            stats.inc_value("robotspage/items/usage_dropped", self.usage_dropped)
+            logger.debug(
+                "Dropped %d item(s) from %s: its content may not be used for %s",
+                self.usage_dropped,
+                url,
+                self.refusal,
+            )
         if self.items_dropped:
             stats.inc_value("robotspage/items/dropped", self.items_dropped)
             logger.debug(
@@ -269,16 +372,18 @@ class _Page:
 
 def response_rules(response: Response, tokens: Sequence[str], now: datetime) -> PageRules:
     """The rules ``response`` sets for a crawler answering to ``tokens``, at ``now``."""
-    headers = response.headers.getlist(b"X-Robots-Tag")
-    body: bytes | None = None
-    encoding: str | None = None
-    # SPEC D1: meta tags are read from HTML only; other types have headers.
-    if isinstance(response, HtmlResponse):
-        body = response.body
-        content_type = response.headers.get(b"Content-Type")
-        if content_type:
-            encoding = http_content_type_encoding(content_type.decode("latin-1"))
-    return page_rules(headers, body, tokens, now, encoding)
+    body, encoding = _html(response)
+    return page_rules(response.headers.getlist(b"X-Robots-Tag"), body, tokens, now, encoding)
+
+
+def _html(response: Response) -> tuple[bytes | None, str | None]:
+    """The body and its declared encoding, for HTML only: SPEC D1, meta tags are read from
+    HTML; other types have headers."""
+    if not isinstance(response, HtmlResponse):
+        return None, None
+    content_type = response.headers.get(b"Content-Type")
+    encoding = http_content_type_encoding(content_type.decode("latin-1")) if content_type else None
+    return response.body, encoding
 
 
 class _Why:

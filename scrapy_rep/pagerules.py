@@ -19,7 +19,7 @@ from datetime import datetime, timedelta, timezone
 
 from scrapy_rep.tokens import fold, product_token
 
-__all__ = ["HEAD_LIMIT", "PageRules", "page_rules", "parse_date"]
+__all__ = ["HEAD_LIMIT", "PageRules", "meta_tags", "page_rules", "parse_date"]
 
 #: Bytes of a body read for meta tags (SPEC D3): a head longer than this is cut.
 HEAD_LIMIT = 64 * 1024
@@ -122,7 +122,7 @@ def page_rules(
         # Meta tags share their names with every other use of <meta>
         # (description, viewport…): only the ones meant for this crawler are read.
         needles = (b"robots", *(a.encode("ascii") for a in mine if a != ALL_AGENTS))
-        for name, content in _meta_robots(body, encoding, needles):
+        for name, content in meta_tags(body, encoding, needles):
             agent = _agent(name)
             if agent in mine:
                 _read_directives(found, agent, content.split(","))
@@ -235,9 +235,7 @@ def _agent(name: str) -> str | None:
     return fold(token) if token else None
 
 
-def _meta_robots(
-    body: bytes, encoding: str | None, needles: Sequence[bytes]
-) -> list[tuple[str, str]]:
+def meta_tags(body: bytes, encoding: str | None, needles: Sequence[bytes]) -> list[tuple[str, str]]:
     """``(name, content)`` of the head's meta tags that have both (SPEC D3).
 
     Only tags containing one of ``needles`` (lower-case) anywhere are parsed: a

@@ -244,13 +244,13 @@ class RobotsTxt:
         token, ruleset = self._rules(tokens)
         rule = ruleset.best(path_params_query(url))
         names = [tokens] if isinstance(tokens, str) else list(tokens or ())
-        shown = ", ".join(names) or "(no token)"
+        asked = f"no group for {', '.join(names)}" if names else "no token given"
         if token is not None:
             reason = f"group for {token}"
         elif any(g.is_global for g in self.groups):
-            reason = f"no group for {shown}; used *"
+            reason = f"{asked}; used *"
         else:
-            reason = f"no group for {shown} and no * group; everything allowed"
+            reason = f"{asked} and no * group; everything allowed"
         return Decision(rule is None or rule.allow, rule, token, reason)
 
     def usage(self, url: str, tokens: _Tokens) -> UsagePrefs:

@@ -12,6 +12,7 @@ keep running in the pytest process.
         follow_links=False,       # follow <a href> of every HTML response (DEPTH_LIMIT etc. apply)
         follow_meta=None,         # meta for followed requests
         items=False,              # the callback yields {"url": response.url} per response
+        item_meta=[],             # ... with these response.meta keys too (items=True)
         extra=[Start(url, at=1.5)],   # injected with engine.crawl() 1.5 s after spider_opened;
                                       # the spider stays open (spider_idle) until all are injected
         hosts={"müller.test": "127.0.0.1"},   # name → IP via _resolver.MappedResolver (IDN tests)
@@ -175,6 +176,7 @@ def run_crawl(
     follow_links: bool = False,
     follow_meta: Mapping[str, Any] | None = None,
     items: bool = False,
+    item_meta: Sequence[str] = (),
     extra: Sequence[Start] = (),
     hosts: Mapping[str, str] | None = None,
     interrupt: Interrupt | None = None,
@@ -192,6 +194,7 @@ def run_crawl(
             "follow_links": follow_links,
             "follow_meta": dict(follow_meta or {}),
             "items": items,
+            "item_meta": list(item_meta),
             "extra": [e.to_json() for e in extra],
             "hosts": dict(hosts or {}),
             "memory_limit": memory_limit,

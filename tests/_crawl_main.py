@@ -19,7 +19,7 @@ import json
 import resource
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -89,7 +89,12 @@ class HarnessSpider(scrapy.Spider):
         self.response_times.append(time.monotonic() - self._opened_at)
         self.statuses[response.url] = response.status
         if self.harness.get("items"):
-            yield {"url": response.url}
+            item = {"url": response.url}
+            for key in self.harness.get("item_meta", []):
+                value = response.meta.get(key)
+                # Mappings (PageRules aside) as plain dicts, so the item is JSON.
+                item[key] = dict(value) if isinstance(value, Mapping) else value
+            yield item
         if not self.harness.get("follow_links") or not isinstance(response, TextResponse):
             return
         meta = self.harness.get("follow_meta") or {}

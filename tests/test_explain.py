@@ -357,6 +357,7 @@ def test_command_reads_stdin(tmp_path: Path) -> None:
         "--file", "-", "--user-agent", "*", "http://a/x", cwd=tmp_path, stdin=ROBOTS.decode()
     )
     assert result.returncode == 1, result.stderr
+    assert "  group:  no token given; used *" in result.stdout.splitlines()
     assert result.stdout.splitlines()[-2:] == [
         "  tokens: (none: only * applies)",
         "  source: stdin",

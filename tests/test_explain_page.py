@@ -49,6 +49,10 @@ def test_page_rules_in_json(tmp_path: Path, http_server: ScriptedServer) -> None
             "mybot": ["noindex", "nofollow"],
             "*": ["noarchive"],
         },
+        # Nothing states a usage preference for it (SPEC G3).
+        "usage": {
+            label: {"value": None, "sources": []} for label in ("train-ai", "ai-use", "search")
+        },
     }
     assert moved["url"] == http_server.url("/page/b")
     assert (moved["noindex"], moved["nofollow"]) == (False, False)

@@ -164,6 +164,6 @@ def test_none_tokens_mean_only_the_star_group() -> None:
         assert rt.allowed("http://e/x", None) is False
         assert rt.allowed("http://e/a", None) is True
     assert rt.allowed("http://e/a", "a") is False
-    assert rt.decide("http://e/x", None).reason == "no group for (no token); used *"
+    assert rt.decide("http://e/x", None).reason == "no token given; used *"
     assert rt.crawl_delay(None) is None
     assert rt.crawl_delay("a") == 2.0

@@ -16,12 +16,17 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, Spider, signals
 from scrapy.exceptions import DontCloseSpider
+from scrapy.http import HtmlResponse
 from twisted.internet.defer import DeferredList, maybeDeferred
 
-from scrapy_rep._explain import describe_error, explain_report, page_entry
+from scrapy_rep._explain import describe_error, explain_report, page_entry, with_usage
 from scrapy_rep._guard import GUARD, GUARD_ORDER
 from scrapy_rep._running import running_middleware
 from scrapy_rep.addon import BUILTIN_MIDDLEWARE, MIDDLEWARE, MIDDLEWARE_ORDER, component_path
+from scrapy_rep.pageusage import page_usage
+from scrapy_rep.purpose import NO_PURPOSE, Purpose
+from scrapy_rep.tdmrep import TdmFile, tdm_prefs
+from scrapy_rep.usage import NO_PREFERENCE, UsagePrefs, UsageSource, combine
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -66,20 +71,29 @@ def enable_middleware(settings: BaseSettings) -> None:
 
 
 def explain_online(
-    process: Any, urls: list[str], tokens: list[str], pages: bool = False
+    process: Any,
+    urls: list[str],
+    tokens: list[str],
+    pages: bool = False,
+    purpose: Purpose = NO_PURPOSE,
 ) -> list[dict[str, Any]]:
     """Resolve ``urls``' origins with a crawl run by ``process`` (a CrawlerProcess).
 
     ``pages``: also fetch each URL and add its page rules (``page``) to its entry.
+    ``purpose``: say whether a crawl declaring it would use each URL's content (with the
+    origin's tdmrep.json when the purpose needs it, and the page's own statements with
+    ``pages``).
     """
     results: dict[str, Any] = {}
     page_results: dict[str, dict[str, Any]] = {}
+    tdm: dict[str, UsagePrefs] = {}
     process.crawl(
         _ExplainSpider,
         urls=urls,
         results=results,
         pages=page_results if pages else None,
         tokens=tokens,
+        tdm=tdm if purpose.needs_tdm else None,
     )
     process.start()
     entries = []
@@ -90,11 +104,19 @@ def explain_online(
         elif isinstance(outcome, BaseException):
             entries.append(describe_error(url, tokens, f"{type(outcome).__name__}: {outcome}"))
         else:
-            entries.append(explain_report(outcome, url, tokens))
-        if pages:
-            entries[-1]["page"] = page_results.get(
-                url, {"url": url, "error": "not fetched (see the log)"}
+            entries.append(
+                explain_report(outcome, url, tokens, purpose, tdm.get(url, NO_PREFERENCE))
             )
+        if pages:
+            page = page_results.get(url, {"url": url, "error": "not fetched (see the log)"})
+            own = page.pop("own_usage", None)
+            if own is not None:
+                # The page's statements, combined with robots.txt's and tdmrep.json's.
+                robots = getattr(outcome, "robots", None)
+                known = robots.usage(url, tokens) if robots is not None else NO_PREFERENCE
+                with_usage(page, known, purpose, combine(tdm.get(url, NO_PREFERENCE), own))
+                page.pop("allowed")
+            entries[-1]["page"] = page
     return entries
 
 
@@ -107,6 +129,7 @@ class _ExplainSpider(Spider):
         results: dict[str, Any],
         pages: dict[str, dict[str, Any]] | None = None,
         tokens: list[str] | None = None,
+        tdm: dict[str, UsagePrefs] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -114,6 +137,7 @@ class _ExplainSpider(Spider):
         self.results = results
         self.pages = pages
         self.tokens = tokens or []
+        self.tdm = tdm
         self._resolved = False
 
     @classmethod
@@ -161,6 +185,18 @@ class _ExplainSpider(Spider):
         assert self.pages is not None
         rules = response_rules(response, self.tokens, datetime.now(timezone.utc))
         self.pages[url] = page_entry(response.url, response.status, rules)
+        body = response.body if isinstance(response, HtmlResponse) else None
+        content_type = (response.headers.get(b"Content-Type") or b"").lower()
+        self.pages[url]["own_usage"] = page_usage(
+            lambda name: response.headers.getlist(name),
+            body,
+            None,
+            rules,
+            self.tokens,
+            image=content_type.startswith(b"image/"),
+        )
+        # with_usage reads "allowed": the page was fetched because robots.txt allows it.
+        self.pages[url]["allowed"] = True
 
     def _page_failed(self, failure: Failure) -> None:
         assert self.pages is not None
@@ -185,9 +221,22 @@ class _ExplainSpider(Spider):
         pending = [
             maybeDeferred(middleware.resolve, url).addBoth(self._store, url) for url in self.urls
         ]
+        if self.tdm is not None:
+            pending += [
+                middleware.tdm_file(url).addCallback(self._store_tdm, url) for url in self.urls
+            ]
         DeferredList(pending).addBoth(lambda _: self._fetch_pages()).addBoth(
             lambda _: self._finish()
         )
+
+    def _store_tdm(self, found: TdmFile, url: str) -> None:
+        assert self.tdm is not None
+        rule = found.reservation(url)
+        if rule is not None:
+            value = f"location {rule.location}, tdm-reservation {rule.reservation}"
+            self.tdm[url] = tdm_prefs(
+                rule.reservation, UsageSource("tdmrep.json", value, rule.index)
+            )
 
     def _store(self, result: Any, url: str) -> None:
         self.results[url] = getattr(result, "value", result)  # a Failure's exception

@@ -8,8 +8,12 @@ with the project's settings (proxies, headers, the robots.txt store…) by
 ``--page`` also fetches each URL (only if its robots.txt allows it) and shows
 the page's robots meta tags and X-Robots-Tag rules for the tokens (SPEC D).
 
-Exit status: 0 when every URL is allowed, 1 when any is disallowed, 2 on a
-usage error.
+Every URL's usage preferences are shown per label with the lines or headers that set
+them; ``--purpose train-ai`` (default: the project's ``REP_USAGE_PURPOSES``) also says
+whether a crawl declaring it would use the URL's content (SPEC G).
+
+Exit status: 0 when every URL is allowed (and, with a purpose, its content would be used),
+1 when any is disallowed (or refused for the purpose), 2 on a usage error.
 """
 
 from __future__ import annotations
@@ -27,7 +31,9 @@ from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy_rep.__main__ import parse_tokens
 from scrapy_rep._checks import settings_tokens
 from scrapy_rep._explain import explain, format_text, line_texts
+from scrapy_rep._settings import purpose as purpose_setting
 from scrapy_rep.commands._online import enable_middleware, explain_online
+from scrapy_rep.purpose import Purpose
 from scrapy_rep.robotstxt import RobotsTxt
 
 if TYPE_CHECKING:
@@ -80,6 +86,12 @@ class Command(ScrapyCommand):
             help="also fetch each URL (if robots.txt allows it) and show its page rules "
             "(robots meta tags, X-Robots-Tag)",
         )
+        parser.add_argument(
+            "--purpose",
+            metavar="LABELS",
+            help="what the crawl's output is used for, e.g. train-ai or 'train-ai,search' "
+            "(default: REP_USAGE_PURPOSES from the settings; '' for none)",
+        )
         parser.add_argument("--json", action="store_true", help="print JSON instead of text")
 
     def process_options(self, args: list[str], opts: argparse.Namespace) -> None:
@@ -116,17 +128,30 @@ class Command(ScrapyCommand):
                 raise UsageError(f"--user-agent {exc}", print_help=False) from exc
         else:
             tokens = list(settings_tokens(settings).default)
+        if opts.purpose is not None:
+            settings.set("REP_USAGE_PURPOSES", opts.purpose, "cmdline")
+        try:
+            purpose = purpose_setting(settings)
+        except ValueError as exc:
+            if opts.purpose is None:
+                raise UsageError(str(exc), print_help=False) from exc
+            message = str(exc).removeprefix("REP_USAGE_PURPOSES: ")
+            raise UsageError(f"--purpose: {message}", print_help=False) from exc
         if opts.file is not None:
-            entries = self._explain_file(Path(opts.file), args, tokens)
+            entries = self._explain_file(Path(opts.file), args, tokens, purpose)
         else:
-            entries = self._explain_online(args, tokens, opts.page)
+            entries = self._explain_online(args, tokens, purpose, opts.page)
         if opts.json:
             print(json.dumps(entries, indent=2))
         else:
             print(format_text(entries))
-        self.exitcode = 0 if all(entry["allowed"] for entry in entries) else 1
+        # A URL whose content the declared purpose may not use is one the crawl drops.
+        used = all(entry.get("purpose", {}).get("used", True) for entry in entries)
+        self.exitcode = 0 if used and all(entry["allowed"] for entry in entries) else 1
 
-    def _explain_file(self, path: Path, urls: list[str], tokens: list[str]) -> list[dict[str, Any]]:
+    def _explain_file(
+        self, path: Path, urls: list[str], tokens: list[str], purpose: Purpose
+    ) -> list[dict[str, Any]]:
         try:
             body = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
         except OSError as exc:
@@ -135,11 +160,12 @@ class Command(ScrapyCommand):
             ) from exc
         robots = RobotsTxt.parse(body)
         lines = line_texts(body)
-        return [explain(robots, url, tokens, {"file": str(path)}, lines) for url in urls]
+        source = {"file": str(path)}
+        return [explain(robots, url, tokens, source, lines, purpose) for url in urls]
 
     def _explain_online(
-        self, urls: list[str], tokens: list[str], pages: bool = False
+        self, urls: list[str], tokens: list[str], purpose: Purpose, pages: bool = False
     ) -> list[dict[str, Any]]:
         assert self.settings is not None and self.crawler_process is not None
         enable_middleware(self.settings)
-        return explain_online(self.crawler_process, urls, tokens, pages)
+        return explain_online(self.crawler_process, urls, tokens, pages, purpose)

@@ -1,0 +1,127 @@
+"""Explaining usage preferences: ``scrapy_rep.explain`` and ``scrapy robots`` (SPEC G)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from _servers import Reply, ScriptedServer
+from test_explain import scrapy_robots
+
+from scrapy_rep import explain, format_explanation
+
+ROBOTS = b"""\
+User-agent: *
+Disallow: /private/
+Content-Usage: train-ai=y, search=y
+Content-Usage: /page/no-train/ train-ai=n
+Content-Signal: ai-input=no
+"""
+
+
+def test_explain_shows_each_label_with_the_lines_that_set_it() -> None:
+    entry = explain(ROBOTS, "https://site.example/page/no-train/x", "MyBot", ["train-ai"])
+    assert entry["usage"] == {
+        "train-ai": {
+            "value": False,
+            "sources": ["robots.txt line 4: Content-Usage: /page/no-train/ train-ai=n"],
+        },
+        "ai-use": {"value": False, "sources": ["robots.txt line 5: Content-Signal: ai-input=no"]},
+        "search": {"value": None, "sources": []},
+    }
+    assert entry["purpose"] == {
+        "labels": ["train-ai"],
+        "strict": False,
+        "used": False,
+        "reason": "train-ai disallowed by robots.txt line 4: Content-Usage: /page/no-train/ "
+        "train-ai=n",
+    }
+    text = format_explanation(entry)
+    assert "  usage:  train-ai: disallowed (robots.txt line 4:" in text
+    assert "  purpose: train-ai: not used (train-ai disallowed by robots.txt line 4" in text
+
+
+def test_a_disallowed_url_carries_no_preference_and_is_not_used() -> None:
+    entry = explain(ROBOTS, "https://site.example/private/x", "MyBot", ["search"])
+    assert {label: found["value"] for label, found in entry["usage"].items()} == {
+        "train-ai": None,
+        "ai-use": None,
+        "search": None,
+    }
+    assert entry["purpose"]["used"] is False and entry["purpose"]["reason"] is None
+    assert "not fetched: robots.txt disallows it" in format_explanation(entry)
+
+
+def test_strict_purpose_refuses_what_is_not_stated() -> None:
+    from scrapy_rep.purpose import Purpose
+
+    entry = explain(ROBOTS, "https://site.example/page/x", "MyBot", Purpose(("search",), True))
+    assert entry["purpose"]["used"] is True  # search=y is stated
+    entry = explain(
+        b"User-agent: *\n", "https://site.example/x", "MyBot", Purpose(("search",), True)
+    )
+    assert entry["purpose"]["reason"] == "search not stated (REP_USAGE_STRICT = True)"
+
+
+def test_command_with_a_file_and_a_purpose(tmp_path: Path) -> None:
+    robots = tmp_path / "robots.txt"
+    robots.write_bytes(ROBOTS)
+    used = scrapy_robots(
+        "--file", str(robots), "--purpose", "train-ai", "https://s.example/page/a", cwd=tmp_path
+    )
+    assert used.returncode == 0, used.stderr
+    assert "purpose: train-ai: its content would be used" in used.stdout
+    refused = scrapy_robots(
+        "--file",
+        str(robots),
+        "--purpose",
+        "train-ai",
+        "--json",
+        "https://s.example/page/no-train/a",
+        cwd=tmp_path,
+    )
+    assert refused.returncode == 1  # the crawl would drop it
+    (entry,) = json.loads(refused.stdout)
+    assert entry["allowed"] is True and entry["purpose"]["used"] is False
+    bad = scrapy_robots(
+        "--file", str(robots), "--purpose", "ai-train", "https://s.example/", cwd=tmp_path
+    )
+    assert bad.returncode == 2
+    assert "--purpose: unknown usage label(s) 'ai-train'" in bad.stderr
+    assert "train-ai, ai-use, search" in bad.stderr
+
+
+def test_command_online_with_page_headers_and_tdmrep(
+    tmp_path: Path, http_server: ScriptedServer
+) -> None:
+    site = http_server
+    site.robots("User-agent: *\nContent-Usage: search=y\n")
+    site.route(
+        "/.well-known/tdmrep.json",
+        Reply.text(json.dumps([{"location": "/page/reserved/*", "tdm-reservation": 1}])),
+    )
+    site.route("/page/hdr", Reply.text("x", headers={"Content-Usage": "ai-use=n"}))
+    result = scrapy_robots(
+        "--page",
+        "--json",
+        "--purpose",
+        "train-ai,ai-use",
+        site.url("/page/reserved/a"),
+        site.url("/page/hdr"),
+        cwd=tmp_path,
+    )
+    assert result.returncode == 1, result.stderr
+    reserved, header = json.loads(result.stdout)
+    assert reserved["usage"]["train-ai"] == {
+        "value": False,
+        "sources": ["tdmrep.json rule 1: location /page/reserved/*, tdm-reservation 1"],
+    }
+    assert reserved["purpose"]["used"] is False
+    assert header["purpose"]["used"] is True  # robots.txt and tdmrep.json refuse nothing
+    assert header["page"]["usage"]["ai-use"] == {
+        "value": False,
+        "sources": ["header Content-Usage: ai-use=n"],
+    }
+    assert header["page"]["usage"]["search"]["value"] is True
+    assert header["page"]["purpose"]["used"] is False
+    assert site.count("/.well-known/tdmrep.json") == 1
