@@ -14,7 +14,7 @@ from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
 #: The pure core: no Scrapy imports, fully typed (mypy strict), the hot path of every check.
-COMPILED = ["parser.py", "matcher.py", "robotstxt.py", "tokens.py"]
+COMPILED = ["core/parser.py", "core/matcher.py", "core/robots_file.py", "core/tokens.py"]
 
 
 class _OptionalBuildExt(build_ext):

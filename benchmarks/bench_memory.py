@@ -40,12 +40,12 @@ def measure(origins: int, store_size: int) -> list[tuple[int, float, int, int]]:
     from twisted.internet import task
     from twisted.internet.defer import succeed
 
-    from scrapy_rep._cache import OriginCache, OriginKeys
-    from scrapy_rep._events import Events
-    from scrapy_rep._policy import Fetch, Limits
-    from scrapy_rep._resolver import Resolver
-    from scrapy_rep._settings import DEFAULT_ENTRY_TTL
-    from scrapy_rep.store import MemoryStore
+    from scrapy_rep.core.policy import Fetch, Limits
+    from scrapy_rep.crawl._cache import OriginCache, OriginKeys
+    from scrapy_rep.crawl._events import Events
+    from scrapy_rep.crawl._resolver import Resolver
+    from scrapy_rep.crawl._settings import DEFAULT_ENTRY_TTL
+    from scrapy_rep.storage.results import MemoryStore
 
     class Stats:
         def inc_value(self, key: str, count: int = 1, start: int = 0) -> None:
@@ -98,7 +98,7 @@ def main() -> None:
     if args.child:
         print(json.dumps(measure(args.origins, args.memory_store_size)))
         return
-    from scrapy_rep._settings import DEFAULT_MEMORY_STORE_SIZE
+    from scrapy_rep.crawl._settings import DEFAULT_MEMORY_STORE_SIZE
 
     variants = [
         (f"bounded (REP_MEMORY_STORE_SIZE={DEFAULT_MEMORY_STORE_SIZE})", DEFAULT_MEMORY_STORE_SIZE),

@@ -581,9 +581,9 @@ def _environment() -> str:
             versions.append(f"{dist} {importlib.metadata.version(dist)}")
         except importlib.metadata.PackageNotFoundError:
             versions.append(f"{dist} (not installed)")
-    import scrapy_rep.matcher
+    import scrapy_rep.core.matcher
 
-    compiled = not (scrapy_rep.matcher.__file__ or "").endswith(".py")
+    compiled = not (scrapy_rep.core.matcher.__file__ or "").endswith(".py")
     return (
         f"scrapy_rep build: {'compiled (mypyc)' if compiled else 'pure Python'}\n"
         f"Python {platform.python_version()} ({platform.python_implementation()}) on "

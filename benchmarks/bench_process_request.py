@@ -20,7 +20,7 @@ from scrapy.utils.defer import ensure_awaitable
 from scrapy.utils.test import get_crawler
 
 from scrapy_rep import RobotsTxtMiddleware
-from scrapy_rep._policy import Fetch, Limits, record
+from scrapy_rep.core.policy import Fetch, Limits, record
 
 ORIGIN = "http://example.com"
 

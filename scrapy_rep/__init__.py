@@ -1,7 +1,7 @@
 """scrapy-rep: Google-exact robots.txt handling for Scrapy.
 
 The parser and matcher (``RobotsTxt``) and usage preferences (``RobotsTxt.usage``,
-``UsagePrefs``, ``scrapy_rep.usage``) are pure Python: importing them does not
+``UsagePrefs``, ``scrapy_rep.core.usage``) are pure Python: importing them does not
 import Scrapy; nor do ``explain``, ``format_explanation``, ``format_rule`` and
 ``describe_origin`` (why a URL is allowed, as ``scrapy robots`` says it). The Scrapy parts
 (``RobotParser``, ``RobotsTxtMiddleware``, ``RobotsTxtGuard``, ``PageRobotsMiddleware``,
@@ -17,20 +17,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from scrapy_rep._explain_api import describe_origin, explain, format_explanation, format_rule
-from scrapy_rep.pagerules import PageRules, page_rules
-from scrapy_rep.robotstxt import Decision, RobotsTxt, Rule
-from scrapy_rep.tokens import CrawlerTokens, is_valid_token, product_token
-from scrapy_rep.usage import UsagePrefs, UsageSource
+from scrapy_rep.core.explain import describe_origin, explain, format_explanation, format_rule
+from scrapy_rep.core.pagerules import PageRules, page_rules
+from scrapy_rep.core.robots_file import Decision, RobotsTxt, Rule
+from scrapy_rep.core.tokens import CrawlerTokens, is_valid_token, product_token
+from scrapy_rep.core.usage import UsagePrefs, UsageSource
 
 if TYPE_CHECKING:
-    from scrapy_rep._guard import RobotsTxtGuard
-    from scrapy_rep._intake import StartIntakeMiddleware
-    from scrapy_rep._running import running_middleware
-    from scrapy_rep.adapter import RobotParser
-    from scrapy_rep.addon import Addon
-    from scrapy_rep.middleware import RobotsTxtMiddleware
-    from scrapy_rep.page_middleware import PageRobotsMiddleware
+    from scrapy_rep.crawl._running import running_middleware
+    from scrapy_rep.crawl.addon import Addon
+    from scrapy_rep.crawl.guard_middleware import RobotsTxtGuard
+    from scrapy_rep.crawl.page_middleware import PageRobotsMiddleware
+    from scrapy_rep.crawl.robot_parser import RobotParser
+    from scrapy_rep.crawl.robotstxt_middleware import RobotsTxtMiddleware
+    from scrapy_rep.crawl.start_intake_middleware import StartIntakeMiddleware
 
 __version__ = "0.1.0"
 
@@ -59,13 +59,13 @@ __all__ = [
 ]
 
 _LAZY = {
-    "RobotParser": "scrapy_rep.adapter",
-    "RobotsTxtMiddleware": "scrapy_rep.middleware",
-    "PageRobotsMiddleware": "scrapy_rep.page_middleware",
-    "RobotsTxtGuard": "scrapy_rep._guard",
-    "StartIntakeMiddleware": "scrapy_rep._intake",
-    "Addon": "scrapy_rep.addon",
-    "running_middleware": "scrapy_rep._running",
+    "RobotParser": "scrapy_rep.crawl.robot_parser",
+    "RobotsTxtMiddleware": "scrapy_rep.crawl.robotstxt_middleware",
+    "PageRobotsMiddleware": "scrapy_rep.crawl.page_middleware",
+    "RobotsTxtGuard": "scrapy_rep.crawl.guard_middleware",
+    "StartIntakeMiddleware": "scrapy_rep.crawl.start_intake_middleware",
+    "Addon": "scrapy_rep.crawl.addon",
+    "running_middleware": "scrapy_rep.crawl._running",
 }
 
 

@@ -12,9 +12,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from scrapy_rep._explain import explain, format_text, line_texts
-from scrapy_rep.robotstxt import RobotsTxt
-from scrapy_rep.tokens import clean_cut, fold, product_token, suggest_token
+from scrapy_rep.core._explain import explain, format_text, line_texts
+from scrapy_rep.core.robots_file import RobotsTxt
+from scrapy_rep.core.tokens import clean_cut, fold, product_token, suggest_token
 
 __all__ = ["main", "parse_tokens"]
 

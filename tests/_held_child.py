@@ -12,7 +12,7 @@ from typing import Any
 import scrapy
 from scrapy.http import Request, Response
 
-from scrapy_rep._held import JobdirHeld
+from scrapy_rep.storage.held import JobdirHeld
 
 
 class HeldSpider(scrapy.Spider):

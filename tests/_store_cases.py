@@ -8,9 +8,9 @@ from typing import Any
 
 from scrapy.settings import Settings
 
-from scrapy_rep._settings import MiddlewareSettings
-from scrapy_rep.store import RobotsStore
-from scrapy_rep.store._open import open_configured
+from scrapy_rep.crawl._settings import MiddlewareSettings
+from scrapy_rep.storage.results import RobotsStore
+from scrapy_rep.storage.results._open import open_configured
 
 #: A body no text codec round-trips: NULs, invalid UTF-8, CRLF.
 BINARY = b"User-agent: *\x00\nDisallow: /\xff\xfe\x80caf\xc3\xa9\r\n\x00"

@@ -99,7 +99,7 @@ def _main() -> None:
     from twisted.protocols.basic import LineReceiver
     from twisted.python.failure import Failure
 
-    from scrapy_rep.store import StoredRobots, open_store
+    from scrapy_rep.storage.results import StoredRobots, open_store
 
     store = open_store(sys.argv[1], **json.loads(sys.argv[2]))
 

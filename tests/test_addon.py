@@ -24,8 +24,8 @@ from scrapy.utils.test import get_crawler
 
 import scrapy_rep
 from scrapy_rep import Addon, RobotParser, RobotsTxtMiddleware
-from scrapy_rep._guard import GUARD, GUARD_ORDER
-from scrapy_rep.addon import BUILTIN_MIDDLEWARE, MIDDLEWARE, component_path
+from scrapy_rep.crawl.addon import BUILTIN_MIDDLEWARE, MIDDLEWARE, component_path
+from scrapy_rep.crawl.guard_middleware import GUARD, GUARD_ORDER
 
 REPO = Path(__file__).resolve().parent.parent
 OURS = component_path(MIDDLEWARE)
@@ -110,10 +110,12 @@ def test_user_middlewares_are_kept() -> None:
 
 
 def test_user_order_for_our_middleware_wins() -> None:
-    c = crawler(DOWNLOADER_MIDDLEWARES={"scrapy_rep.middleware.RobotsTxtMiddleware": 650})
+    c = crawler(
+        DOWNLOADER_MIDDLEWARES={"scrapy_rep.crawl.robotstxt_middleware.RobotsTxtMiddleware": 650}
+    )
     components = c.settings.getdict("DOWNLOADER_MIDDLEWARES")
     assert components == {
-        "scrapy_rep.middleware.RobotsTxtMiddleware": 650,
+        "scrapy_rep.crawl.robotstxt_middleware.RobotsTxtMiddleware": 650,
         BUILTIN_MIDDLEWARE: None,
         GUARD: GUARD_ORDER,
     }

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from scrapy_rep import RobotsTxt, is_valid_token
-from scrapy_rep.matcher import normalise_pattern, path_params_query
+from scrapy_rep.core.matcher import normalise_pattern, path_params_query
 
 DATA = Path(__file__).parent / "data" / "conformance"
 

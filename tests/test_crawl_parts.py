@@ -21,15 +21,15 @@ from twisted.internet import task
 from twisted.internet.defer import Deferred, fail, succeed
 from twisted.python.failure import Failure
 
-from scrapy_rep._cache import OriginCache, OriginState
-from scrapy_rep._events import Events
-from scrapy_rep._held import MemoryHeld
-from scrapy_rep._holds import Holds
-from scrapy_rep._policy import Entry, Fetch, Limits
-from scrapy_rep._resolver import Resolver
-from scrapy_rep._settings import MiddlewareSettings
-from scrapy_rep.store import MemoryStore, StoredRobots
-from scrapy_rep.store._base import StoreUnavailable
+from scrapy_rep.core.policy import Entry, Fetch, Limits
+from scrapy_rep.crawl._cache import OriginCache, OriginState
+from scrapy_rep.crawl._events import Events
+from scrapy_rep.crawl._resolver import Resolver
+from scrapy_rep.crawl._settings import MiddlewareSettings
+from scrapy_rep.crawl._waiting import Holds
+from scrapy_rep.storage.held import MemoryHeld
+from scrapy_rep.storage.results import MemoryStore, StoredRobots
+from scrapy_rep.storage.results._base import StoreUnavailable
 
 ORIGIN = "http://a.test"
 RULES = b"User-agent: *\nDisallow: /private\n"

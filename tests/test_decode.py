@@ -1,4 +1,4 @@
-"""``scrapy_rep._decode``: content-codings undone with an output bound (SPEC B4).
+"""``scrapy_rep.core.decode``: content-codings undone with an output bound (SPEC B4).
 
 Pure code: bodies built here, decoded in-process. The crawl-level tests (bombs through a
 real server, peak RSS) are in test_security.py.
@@ -13,7 +13,7 @@ import zlib
 import pytest
 from _bombs import CODINGS, bomb, encoded
 
-from scrapy_rep._decode import ACCEPT_ENCODING, MAX_CODINGS, DecodeError, decode, split_codings
+from scrapy_rep.core.decode import ACCEPT_ENCODING, MAX_CODINGS, DecodeError, decode, split_codings
 
 LIMIT = 512_000
 TEXT = b"User-agent: *\nDisallow: /private\n" * 100

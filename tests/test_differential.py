@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from jwm.robotstxt import googlebot
 
 from scrapy_rep import RobotsTxt
-from scrapy_rep.parser import MAX_BODY_BYTES
+from scrapy_rep.core.parser import MAX_BODY_BYTES
 
 EXAMPLES = int(os.environ.get("REP_FUZZ_EXAMPLES", "2000"))
 

@@ -1,4 +1,4 @@
-"""Explanations (scrapy_rep._explain) and ``python -m scrapy_rep`` for offline files."""
+"""Explanations (scrapy_rep.core._explain) and ``python -m scrapy_rep`` for offline files."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from _servers import ScriptedServer
 
 from scrapy_rep import RobotsTxt
 from scrapy_rep.__main__ import main, parse_tokens
-from scrapy_rep._explain import (
+from scrapy_rep.core._explain import (
     describe_error,
     explain,
     explain_report,
@@ -26,7 +26,7 @@ from scrapy_rep._explain import (
     line_texts,
     origin_source,
 )
-from scrapy_rep.middleware import OriginReport
+from scrapy_rep.crawl.robotstxt_middleware import OriginReport
 
 ROBOTS = b"""\
 # test file
@@ -486,7 +486,7 @@ def test_command_on_a_down_site_says_unreachable_without_crawl_warnings(
 
 def test_offline_checker_does_not_import_scrapy() -> None:
     code = (
-        "import sys, scrapy_rep.__main__, scrapy_rep._explain, scrapy_rep._checks; "
+        "import sys, scrapy_rep.__main__, scrapy_rep.core._explain, scrapy_rep.crawl._checks; "
         "print(sorted(m for m in ('scrapy', 'twisted') if m in sys.modules))"
     )
     result = subprocess.run(

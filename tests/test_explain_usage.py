@@ -53,7 +53,7 @@ def test_a_disallowed_url_carries_no_preference_and_is_not_used() -> None:
 
 
 def test_strict_purpose_refuses_what_is_not_stated() -> None:
-    from scrapy_rep.purpose import Purpose
+    from scrapy_rep.core.purpose import Purpose
 
     entry = explain(ROBOTS, "https://site.example/page/x", "MyBot", Purpose(("search",), True))
     assert entry["purpose"]["used"] is True  # search=y is stated

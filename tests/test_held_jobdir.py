@@ -16,8 +16,8 @@ from scrapy.statscollectors import MemoryStatsCollector
 from scrapy.utils.test import get_crawler
 from twisted.internet.task import Clock
 
-from scrapy_rep._held import HeldRequests, JobdirHeld, MemoryHeld, open_held
-from scrapy_rep._held._jobdir import HELD_DB
+from scrapy_rep.storage.held import HeldRequests, JobdirHeld, MemoryHeld, open_held
+from scrapy_rep.storage.held._jobdir import HELD_DB
 
 TESTS_DIR = Path(__file__).resolve().parent
 A, B = "http://a.test", "http://b.test"

@@ -17,8 +17,8 @@ from scrapy.statscollectors import MemoryStatsCollector
 from scrapy.utils.test import get_crawler
 from twisted.internet.task import Clock
 
-from scrapy_rep._held import RedisHeld, open_held
-from scrapy_rep._held._redis import DEFAULT_OWNER_TTL
+from scrapy_rep.storage.held import RedisHeld, open_held
+from scrapy_rep.storage.held._redis import DEFAULT_OWNER_TTL
 
 A, B = "http://a.test", "https://b.test:8443"
 PREFIX = "p:"

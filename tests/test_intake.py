@@ -13,7 +13,7 @@ from pathlib import Path
 from _crawl import run_crawl
 from _servers import Reply, ScriptedServer, html_page
 
-from scrapy_rep._compat import START_INTAKE
+from scrapy_rep.crawl._compat import START_INTAKE
 
 SITES = 60
 
@@ -45,7 +45,7 @@ def test_pages_come_before_the_last_robots_txt_with_an_async_store(
 
 
 def test_intake_waits_while_limit_origins_resolve_and_wakes_below_it() -> None:
-    from scrapy_rep._intake import Intake
+    from scrapy_rep.crawl.start_intake_middleware import Intake
 
     intake = Intake(2)
     assert intake.room() is None
@@ -61,7 +61,7 @@ def test_intake_waits_while_limit_origins_resolve_and_wakes_below_it() -> None:
 
 
 def test_intake_lets_go_on_close() -> None:
-    from scrapy_rep._intake import Intake
+    from scrapy_rep.crawl.start_intake_middleware import Intake
 
     intake = Intake(1)
     intake.started()

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scrapy_rep import RobotsTxt
-from scrapy_rep.matcher import (
+from scrapy_rep.core.matcher import (
     _SCANNED_CHECKS,
     _SCANNED_RULES,
     ALLOW_BIT,

@@ -18,11 +18,11 @@ from test_middleware_basic import MIDDLEWARE, settings
 from twisted.internet.error import ConnectionRefusedError, DNSLookupError, TimeoutError
 
 from scrapy_rep import RobotsTxtMiddleware
-from scrapy_rep._cache import OriginCache, OriginState
-from scrapy_rep._events import Events
-from scrapy_rep._fetch import describe_failure
-from scrapy_rep._policy import Fetch, Limits, record
-from scrapy_rep._seen import BoundedSet
+from scrapy_rep.core.policy import Fetch, Limits, record
+from scrapy_rep.core.seen import BoundedSet
+from scrapy_rep.crawl._cache import OriginCache, OriginState
+from scrapy_rep.crawl._events import Events
+from scrapy_rep.crawl._fetch import describe_failure
 
 ORIGIN = "http://example.com"
 
@@ -48,7 +48,7 @@ def test_another_robotstxt_parser_is_refused_saying_what_to_change() -> None:
         None,  # Scrapy's default (Protego), i.e. never set by the project
         "scrapy.robotstxt.ProtegoRobotParser",
         "scrapy_rep.RobotParser",  # what the add-on sets
-        "scrapy_rep.adapter.RobotParser",
+        "scrapy_rep.crawl.robot_parser.RobotParser",
     ],
 )
 def test_our_parser_or_scrapys_default_is_accepted(value: str | None) -> None:

@@ -12,7 +12,7 @@ from _crawl import Start, run_crawl
 from _servers import ScriptedServer
 from scrapy.settings import Settings
 
-from scrapy_rep._settings import MiddlewareSettings
+from scrapy_rep.crawl._settings import MiddlewareSettings
 
 MIDDLEWARE: dict[str, Any] = {
     "ROBOTSTXT_OBEY": True,

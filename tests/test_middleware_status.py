@@ -110,7 +110,7 @@ def test_refused_connection_holds_then_drops(unused_port: int) -> None:
     (line,) = [line for line in waiting if f"of http://127.0.0.1:{unused_port} " in line]
     assert f"of http://127.0.0.1:{unused_port} (unreachable: connection refused)" in line
     assert "each for at most 1s (REP_HOLD_TIMEOUT=1; lower it to give up sooner)" in line
-    assert "[scrapy_rep.middleware] WARNING" in line
+    assert "[scrapy_rep.crawl.robotstxt_middleware] WARNING" in line
     assert f"127.0.0.1:{unused_port}: unreachable (connection refused): nothing of it" in result.log
     assert [line for line in waiting if f"of {ftp} " in line]
     assert len(waiting) == 2, waiting

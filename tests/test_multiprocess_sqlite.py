@@ -10,7 +10,7 @@ from _crawl import Start, run_crawl
 from _servers import Reply, ScriptedServer
 from test_middleware_basic import settings
 
-from scrapy_rep.store._sqlite import SQLiteBackend
+from scrapy_rep.storage.results._sqlite import SQLiteBackend
 
 RULES = "User-agent: *\nDisallow: /page/private\n"
 PATHS = ("/page/a", "/page/b", "/page/private")

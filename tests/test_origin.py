@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scrapy_rep._origin import origin, robots_url
+from scrapy_rep.core.origin import origin, robots_url
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ from scrapy.http import HtmlResponse, Request, Response, TextResponse
 from scrapy.utils.test import get_crawler
 
 from scrapy_rep import PageRobotsMiddleware, PageRules
-from scrapy_rep.page_middleware import META_KEY
+from scrapy_rep.crawl.page_middleware import META_KEY
 
 URL = "http://site.test/page"
 
@@ -172,7 +172,7 @@ def test_async_output_is_filtered_the_same() -> None:
 def _spider_middlewares(**settings: Any) -> list[str]:
     from scrapy.core.spidermw import SpiderMiddlewareManager
 
-    from scrapy_rep.addon import component_path
+    from scrapy_rep.crawl.addon import component_path
 
     crawler = get_crawler(settings_dict={"ADDONS": {"scrapy_rep.Addon": 0}, **settings})
     return [
@@ -182,7 +182,7 @@ def _spider_middlewares(**settings: Any) -> list[str]:
 
 
 def test_the_addon_wires_it_nearest_the_spider_and_the_user_wins() -> None:
-    ours = "scrapy_rep.page_middleware.PageRobotsMiddleware"
+    ours = "scrapy_rep.crawl.page_middleware.PageRobotsMiddleware"
     enabled = _spider_middlewares()
     # After DepthMiddleware (900): nearest the spider of Scrapy's own that change requests.
     assert (

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scrapy_rep import PageRules, page_rules
-from scrapy_rep.pagerules import HEAD_LIMIT, parse_date
+from scrapy_rep.core.pagerules import HEAD_LIMIT, parse_date
 
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
 BOT = ("mybot",)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from scrapy_rep import RobotsTxt
-from scrapy_rep.parser import Key, parse_lines
+from scrapy_rep.core.parser import Key, parse_lines
 
 
 def allowed(body: bytes | str, path: str, token: str = "mybot") -> bool:

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from scrapy_rep._policy import (
+from scrapy_rep.core.policy import (
     Entry,
     Fetch,
     Good,

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scrapy_rep import Decision, RobotsTxt, UsagePrefs
-from scrapy_rep.usage import LABELS
+from scrapy_rep.core.usage import LABELS
 
 CUT = 512_000
 HOST = "https://www.example.com"

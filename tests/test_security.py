@@ -24,7 +24,7 @@ from scrapy.utils.test import get_crawler
 from test_explain import scrapy_robots
 from test_middleware_basic import MIDDLEWARE, settings
 
-from scrapy_rep._guard import check_wiring
+from scrapy_rep.crawl.guard_middleware import check_wiring
 
 GUARDED: dict[str, Any] = MIDDLEWARE["DOWNLOADER_MIDDLEWARES"]
 
@@ -167,7 +167,9 @@ def test_corrupt_compressed_body_is_a_broken_response(http_server: ScriptedServe
     # SPEC B2: a broken response is a server error: held, fetched again, then obeyed.
     assert http_server.count("/robots.txt") == 2
     assert http_server.count("/page/private") == 0
-    assert result.stat("robotstxt/exception_count/<class 'scrapy_rep._decode.DecodeError'>") == 1
+    assert (
+        result.stat("robotstxt/exception_count/<class 'scrapy_rep.core.decode.DecodeError'>") == 1
+    )
     assert "DecodeError" in result.log
 
 

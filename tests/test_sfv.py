@@ -1,4 +1,4 @@
-"""The RFC 9651 Dictionary parser (scrapy_rep._sfv): every Item type, every failure the RFC
+"""The RFC 9651 Dictionary parser (scrapy_rep.core._sfv): every Item type, every failure the RFC
 names, and linear time on hostile input (SPEC E3)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scrapy_rep._sfv import Date, DisplayString, Token, parse_dictionary
+from scrapy_rep.core._sfv import Date, DisplayString, Token, parse_dictionary
 
 
 def test_members_and_their_types() -> None:

@@ -14,10 +14,10 @@ import pytest
 from _redis_server import RedisServer
 from _store_cases import BINARY, ORIGINS, wait_until
 
-from scrapy_rep.store import StoredRobots
-from scrapy_rep.store._redis import RedisStore
-from scrapy_rep.store._sqlite import SQLiteStore
-from scrapy_rep.store._threaded import Backend
+from scrapy_rep.storage.results import StoredRobots
+from scrapy_rep.storage.results._redis import RedisStore
+from scrapy_rep.storage.results._sqlite import SQLiteStore
+from scrapy_rep.storage.results._threaded import Backend
 
 OpenBackend = Callable[..., Backend]
 

@@ -18,9 +18,9 @@ from _redis_server import RedisServer, free_port
 from _store_cases import BINARY, ORIGINS, crawl_store, wait_until
 from _store_client import StoreClient
 
-from scrapy_rep.store import StoredRobots, open_store
-from scrapy_rep.store._base import FORMAT_VERSION, StoreUnavailable
-from scrapy_rep.store._redis import RedisBackend, RedisStore
+from scrapy_rep.storage.results import StoredRobots, open_store
+from scrapy_rep.storage.results._base import FORMAT_VERSION, StoreUnavailable
+from scrapy_rep.storage.results._redis import RedisBackend, RedisStore
 
 
 @pytest.fixture
@@ -191,7 +191,7 @@ def test_url_and_settings(server: RedisServer) -> None:
 def test_missing_redis_py_says_which_extra_to_install() -> None:
     code = (
         "import sys; sys.modules['redis'] = None\n"
-        "from scrapy_rep.store import open_store\n"
+        "from scrapy_rep.storage.results import open_store\n"
         "try:\n"
         "    open_store('redis://127.0.0.1:6379/0')\n"
         "except ImportError as exc:\n"

@@ -1,4 +1,5 @@
-"""``scrapy_rep.tokens.CrawlerTokens``: the one place that decides a crawler's tokens (SPEC C1, C2).
+"""``scrapy_rep.core.tokens.CrawlerTokens``: the one place that decides a crawler's tokens
+(SPEC C1, C2).
 
 Pure unit tests: no Scrapy, settings are a plain mapping with ``getlist``.
 """
@@ -10,7 +11,7 @@ from typing import Any
 import pytest
 
 from scrapy_rep import RobotsTxt
-from scrapy_rep.tokens import CrawlerTokens, clean_cut, suggest_token
+from scrapy_rep.core.tokens import CrawlerTokens, clean_cut, suggest_token
 
 
 class Settings(dict[str, Any]):

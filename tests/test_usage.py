@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import scrapy_rep
 from scrapy_rep import RobotsTxt, UsagePrefs, UsageSource
-from scrapy_rep.usage import (
+from scrapy_rep.core.usage import (
     LABELS,
     NO_PREFERENCE,
     SIGNAL_LABELS,
@@ -509,7 +509,7 @@ def test_usage_prefs_can_be_built_from_labels_only() -> None:
 
 def test_the_core_loads_no_scrapy() -> None:
     code = (
-        "import sys, scrapy_rep, scrapy_rep.robotstxt, scrapy_rep.usage\n"
+        "import sys, scrapy_rep, scrapy_rep.core.robots_file, scrapy_rep.core.usage\n"
         "robots = scrapy_rep.RobotsTxt.parse('User-agent: *\\nContent-Usage: train-ai=n')\n"
         "assert robots.usage('/x', None)['train-ai'] is False\n"
         "bad = [m for m in sys.modules if m.split('.')[0] in ('scrapy', 'twisted')]\n"

@@ -19,14 +19,14 @@ from scrapy.exceptions import DontCloseSpider
 from scrapy.http import HtmlResponse
 from twisted.internet.defer import DeferredList, maybeDeferred
 
-from scrapy_rep._explain import describe_error, explain_report, page_entry, with_usage
-from scrapy_rep._guard import GUARD, GUARD_ORDER
-from scrapy_rep._running import running_middleware
-from scrapy_rep.addon import BUILTIN_MIDDLEWARE, MIDDLEWARE, MIDDLEWARE_ORDER, component_path
-from scrapy_rep.pageusage import page_usage
-from scrapy_rep.purpose import NO_PURPOSE, Purpose
-from scrapy_rep.tdmrep import TdmFile, tdm_prefs
-from scrapy_rep.usage import NO_PREFERENCE, UsagePrefs, UsageSource, combine
+from scrapy_rep.core._explain import describe_error, explain_report, page_entry, with_usage
+from scrapy_rep.core.pageusage import page_usage
+from scrapy_rep.core.purpose import NO_PURPOSE, Purpose
+from scrapy_rep.core.tdmrep import TdmFile, tdm_prefs
+from scrapy_rep.core.usage import NO_PREFERENCE, UsagePrefs, UsageSource, combine
+from scrapy_rep.crawl._running import running_middleware
+from scrapy_rep.crawl.addon import BUILTIN_MIDDLEWARE, MIDDLEWARE, MIDDLEWARE_ORDER, component_path
+from scrapy_rep.crawl.guard_middleware import GUARD, GUARD_ORDER
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -180,7 +180,7 @@ class _ExplainSpider(Spider):
                 engine.crawl(request)
 
     def _page(self, response: Response, url: str) -> None:
-        from scrapy_rep.page_middleware import response_rules
+        from scrapy_rep.crawl.page_middleware import response_rules
 
         assert self.pages is not None
         rules = response_rules(response, self.tokens, datetime.now(timezone.utc))

@@ -29,12 +29,12 @@ from scrapy.exceptions import UsageError
 from scrapy.settings import SETTINGS_PRIORITIES
 
 from scrapy_rep.__main__ import parse_tokens
-from scrapy_rep._checks import settings_tokens
-from scrapy_rep._explain import explain, format_text, line_texts
-from scrapy_rep._settings import purpose as purpose_setting
 from scrapy_rep.commands._online import enable_middleware, explain_online
-from scrapy_rep.purpose import Purpose
-from scrapy_rep.robotstxt import RobotsTxt
+from scrapy_rep.core._explain import explain, format_text, line_texts
+from scrapy_rep.core.purpose import Purpose
+from scrapy_rep.core.robots_file import RobotsTxt
+from scrapy_rep.crawl._checks import settings_tokens
+from scrapy_rep.crawl._settings import purpose as purpose_setting
 
 if TYPE_CHECKING:
     import argparse

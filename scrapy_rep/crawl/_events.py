@@ -1,0 +1,345 @@
+"""What the middleware tells the user: every stat name and every log line, in one place.
+
+The other parts call these methods ("a request was held", "robots.txt became unreachable")
+and never format a message or name a stat themselves.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from scrapy_rep.core.seen import BoundedSet
+
+if TYPE_CHECKING:
+    from scrapy.http import Request
+
+    from scrapy_rep.core.purpose import Refusal
+    from scrapy_rep.crawl._cache import OriginState
+
+__all__ = ["Events", "duration", "give_up_reason", "hold_timeout_reason"]
+
+logger = logging.getLogger("scrapy_rep.crawl.robotstxt_middleware")
+
+# Stat names (README "Stats" table); all under Scrapy's ``robotstxt/`` prefix.
+#: Every request dropped because robots.txt disallows it, as Scrapy's middleware counts them;
+#: the two below say where (a request is counted in FORBIDDEN and in one of them).
+FORBIDDEN = "robotstxt/forbidden"
+FORBIDDEN_BEFORE_SCHEDULE = "robotstxt/forbidden_before_schedule"
+FORBIDDEN_BEFORE_DOWNLOAD = "robotstxt/forbidden_before_download"
+#: A disallowed request seen again (same fingerprint): dropped without a second count or log
+#: line, as the dupefilter would have dropped it before Scrapy's own middleware saw it.
+FORBIDDEN_DUPLICATE = "robotstxt/forbidden_duplicate"
+#: Requests dropped because their usage preferences refuse the declared purpose
+#: (REP_USAGE_PURPOSES); ``…/<label>`` says which label refused.
+USAGE_FORBIDDEN = "robotstxt/usage_forbidden"
+HELD = "robotstxt/held"
+RELEASED = "robotstxt/released"
+RELEASE_FAILED = "robotstxt/release_failed"
+HELD_DROPPED = "robotstxt/held_dropped"
+HELD_DROPPED_ON_CLOSE = "robotstxt/held_dropped_on_close"
+HELD_PERSISTED = "robotstxt/held_persisted"
+#: Held requests the crawl stopped waiting for (REP_HOLD_TIMEOUT, REP_GIVE_UP_AFTER), left in
+#: JOBDIR or Redis for the job's next run instead of being dropped.
+HELD_KEPT = "robotstxt/held_kept_for_next_run"
+HELD_RESTORED = "robotstxt/held_restored"
+RESCHEDULED = "robotstxt/rescheduled"
+STORE_HIT = "robotstxt/store_hit"
+STORE_ERROR = "robotstxt/store_error"
+REFRESH = "robotstxt/refresh"
+UNREACHABLE = "robotstxt/unreachable"
+RECOVERED = "robotstxt/recovered"
+STALE_SERVED = "robotstxt/stale_served"
+CRAWL_DELAY_APPLIED = "robotstxt/crawl_delay_applied"
+
+# Giving up on an origin when the crawl has nothing else to do (REP_GIVE_UP_AFTER).
+GAVE_UP = "robotstxt/gave_up"
+
+
+def give_up_reason(failures: int, error: str | None) -> str:
+    return (
+        f"its robots.txt failed {failures} times in a row ({error or 'server error'}) and "
+        "nothing else is left to crawl (REP_GIVE_UP_AFTER=0 keeps retrying up to "
+        "REP_HOLD_TIMEOUT)"
+    )
+
+
+def hold_timeout_reason(hold_timeout: float, error: str | None) -> str:
+    return (
+        f"its robots.txt could not be fetched within REP_HOLD_TIMEOUT={hold_timeout:g}s "
+        f"({error or 'no answer yet'})"
+    )
+
+
+class Events:
+    def __init__(self, stats: Any, spider: Callable[[], object]) -> None:
+        self._stats = stats
+        self._spider = spider
+        self._store_down = False
+        # Origins whose waiting requests were announced (``holding``), until answered.
+        self._announced: BoundedSet[str] = BoundedSet()
+        # Origins whose requests were kept for the next run (one WARNING each).
+        self._kept: BoundedSet[str] = BoundedSet()
+
+    def _extra(self) -> dict[str, object]:
+        return {"spider": self._spider()}
+
+    def count(self, stat: str, n: int = 1) -> None:
+        self._stats.inc_value(stat, n)
+
+    def forbidden(
+        self, where: str, request: Request, explain: Callable[[], tuple[str, str]]
+    ) -> None:
+        """``where``: FORBIDDEN_BEFORE_SCHEDULE or FORBIDDEN_BEFORE_DOWNLOAD."""
+        self._stats.inc_value(FORBIDDEN)
+        self._stats.inc_value(where)
+        if logger.isEnabledFor(logging.DEBUG):
+            when = "before scheduling" if where == FORBIDDEN_BEFORE_SCHEDULE else "before download"
+            where, reason = explain()
+            logger.debug(
+                "Forbidden by robots.txt %s: %s (%s; %s)",
+                when,
+                request,
+                where,
+                reason,
+                extra=self._extra(),
+            )
+
+    def usage_refused(self, request: Request, refusal: Refusal, *, before_schedule: bool) -> None:
+        """``request`` dropped: its content may not be used for the declared purpose."""
+        self._stats.inc_value(USAGE_FORBIDDEN)
+        self._stats.inc_value(f"{USAGE_FORBIDDEN}/{refusal.label}")
+        logger.debug(
+            "Not used for %s %s: %s (%s)",
+            refusal.label,
+            "before scheduling" if before_schedule else "before download",
+            request,
+            refusal,
+            extra=self._extra(),
+        )
+
+    def dropped(self, origin: str, count: int, reason: str) -> None:
+        self._stats.inc_value(HELD_DROPPED, count)
+        logger.warning(
+            "Dropped %d request(s) for %s, not downloaded: %s",
+            count,
+            origin,
+            reason,
+            extra=self._extra(),
+        )
+
+    def stopped_waiting(
+        self,
+        origin: str,
+        *,
+        kept: int,
+        dropped: int,
+        reason: str,
+        next_run: str | None,
+        gave_up: bool,
+    ) -> None:
+        """The crawl stopped waiting for ``origin``'s robots.txt (``reason``): ``kept``
+        requests wait for the job's next run (``next_run`` says where and how), ``dropped``
+        are gone."""
+        if gave_up:
+            self._stats.inc_value(GAVE_UP)
+        if kept:
+            self._stats.inc_value(HELD_KEPT, kept)
+            level = logging.WARNING if self._kept.add(origin) else logging.INFO
+            logger.log(
+                level,
+                "Stopped waiting for %s: %s. Its %d held request(s) are kept for the job's "
+                "next run in %s",
+                origin,
+                reason,
+                kept,
+                next_run,
+                extra=self._extra(),
+            )
+        if dropped:
+            why = reason
+            if next_run is None:
+                why += "; set JOBDIR, or a Redis REP_STORE, to keep such requests for the next run"
+            self.dropped(origin, dropped, why)
+
+    def release_failed(self, request: Request, error: BaseException) -> None:
+        self._stats.inc_value(RELEASE_FAILED)
+        logger.warning(
+            "Could not send %s back to the scheduler (%s): it stays held and is retried",
+            request,
+            error,
+            extra=self._extra(),
+        )
+
+    def store_failed(self, error: str) -> None:
+        self._stats.inc_value(STORE_ERROR)
+        if not self._store_down:
+            self._store_down = True
+            logger.warning(
+                "robots.txt store unavailable (%s): going on with this process's own "
+                "state until it answers again",
+                error,
+                extra=self._extra(),
+            )
+
+    def store_answered(self) -> None:
+        if self._store_down:
+            self._store_down = False
+            logger.info("robots.txt store is available again", extra=self._extra())
+
+    def resolve_failed(self, origin: str, error: object) -> None:
+        logger.error("Resolving robots.txt of %s failed: %s", origin, error, extra=self._extra())
+
+    def resolved(
+        self,
+        state: OriginState,
+        previous: OriginState | None,
+        now: float,
+        *,
+        from_store: bool,
+        waiting: bool,
+    ) -> None:
+        """Log a freshly resolved robots.txt (SPEC B2/B3 outcome, next fetch) as a sentence.
+
+        ``waiting``: requests wait for this origin; then ``holding`` says so, with the error,
+        in one line (and nothing says "holding" when nothing is held: the explain command).
+        """
+        entry, decision = state.entry, state.serving
+        if decision.kind != "hold":
+            self._announced.discard(state.origin)
+        failing = entry.outcome == "unreachable"
+        was_failing = previous is not None and previous.entry.outcome == "unreachable"
+        if failing and not was_failing:
+            self._stats.inc_value(UNREACHABLE)
+            if decision.kind != "hold" or not waiting:
+                logger.warning(
+                    "robots.txt of %s is unreachable (%s)%s",
+                    state.origin,
+                    entry.error or f"status {entry.status}",
+                    ": serving the last good copy"
+                    if decision.stale
+                    else ": unreachable for longer than REP_UNREACHABLE_ALLOW_AFTER, "
+                    "everything allowed"
+                    if decision.kind != "hold"
+                    else "",
+                    extra=self._extra(),
+                )
+        elif was_failing and not failing:
+            self._stats.inc_value(RECOVERED)
+            logger.warning("robots.txt of %s is reachable again", state.origin, extra=self._extra())
+        if failing and decision.stale:
+            self._stats.inc_value(STALE_SERVED)
+        details = []
+        if entry.redirects:
+            details.append(_plural(len(entry.redirects), "redirect") + " followed")
+        if entry.truncated:
+            details.append("cut at 500 KiB")
+        if from_store:
+            age = duration(now - entry.fetched_at)
+            details.append(f"read from the robots.txt store, fetched {age} ago")
+        logger.info(
+            "robots.txt of %s: %s%s; next fetch in %s",
+            state.origin,
+            _outcome(state),
+            f" ({', '.join(details)})" if details else "",
+            duration(decision.refresh_at - now),
+            extra=self._extra(),
+        )
+
+    def holding(self, state: OriginState, now: float, hold_timeout: float) -> None:
+        """Requests of an origin whose robots.txt is unreachable wait.
+
+        One line per origin while it stays unreachable, not one per request.
+        """
+        if not self._announced.add(state.origin):
+            return
+        logger.warning(
+            "Waiting for the robots.txt of %s (unreachable: %s): its requests are held until it "
+            "answers, each for at most %s (REP_HOLD_TIMEOUT=%g; lower it to give up sooner); "
+            "next attempt in %s",
+            state.origin,
+            state.entry.error or f"status {state.entry.status}",
+            duration(hold_timeout),
+            hold_timeout,
+            duration(state.serving.refresh_at - now),
+            extra=self._extra(),
+        )
+
+    def closed_with_held(self, lost: int) -> None:
+        """The crawl closed with ``lost`` requests held in memory only (no durable place)."""
+        if lost:
+            self._stats.inc_value(HELD_DROPPED_ON_CLOSE, lost)
+            logger.warning(
+                "Crawl closed with %d request(s) held for robots.txt; they were not downloaded "
+                "(set JOBDIR, or a Redis REP_STORE, to keep them for the next run)",
+                lost,
+                extra=self._extra(),
+            )
+
+    def closed_keeping(self, persisted: int, kept: int, next_run: str) -> None:
+        """The crawl closed with a durable place: ``persisted`` requests were still waiting,
+        ``kept`` were put aside earlier; all of them wait for the next run there."""
+        if persisted:
+            self._stats.inc_value(HELD_PERSISTED, persisted)
+        if persisted or kept:
+            logger.info(
+                "%d request(s) held for robots.txt stay in %s (%d still waiting when the crawl "
+                "closed, %d that it stopped waiting for)",
+                persisted + kept,
+                next_run,
+                persisted,
+                kept,
+                extra=self._extra(),
+            )
+
+    def restored(self, count: int) -> None:
+        self._stats.inc_value(HELD_RESTORED, count)
+        logger.info(
+            "Resuming %d request(s) held for robots.txt when the job stopped",
+            count,
+            extra=self._extra(),
+        )
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _outcome(state: OriginState) -> str:
+    """What the robots.txt in use means, in words (SPEC B2, B3)."""
+    entry, decision = state.entry, state.serving
+    failure = entry.error or f"status {entry.status}"
+    if decision.outcome == "allow_all":
+        return f"unreachable for too long ({failure}): everything allowed"
+    if decision.outcome == "unreachable":
+        return f"unreachable ({failure}): nothing of it is downloaded for now"
+    good = entry.good
+    status = good.status if good is not None else entry.status
+    if decision.outcome == "ok":
+        rules = _plural(state.robots.rule_count if state.robots is not None else 0, "rule")
+        answer = f"{rules} (status {status})"
+    else:
+        why = ", ".join(
+            part
+            for part in (
+                f"status {status}" if status is not None else None,
+                entry.error if entry.outcome != "unreachable" else None,
+            )
+            if part
+        )
+        answer = f"no robots.txt ({why or 'none'}): everything allowed"
+    if decision.stale:
+        return f"unreachable ({failure}), serving the last good copy: {answer}"
+    return answer
+
+
+def duration(seconds: float) -> str:
+    if math.isinf(seconds):
+        return "never"
+    if seconds >= 3600:
+        return f"{seconds / 3600:.3g}h"
+    if seconds >= 60:
+        return f"{seconds / 60:.3g}m"
+    return f"{max(seconds, 0.0):.3g}s"

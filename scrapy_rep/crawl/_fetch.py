@@ -1,0 +1,281 @@
+"""One robots.txt fetch through Scrapy's engine (SPEC B2 redirects and statuses, B4 size).
+
+The request goes through the engine and every downloader middleware (proxies,
+headers, HTTP cache), marked ``dont_obey_robotstxt``, ``dont_redirect`` and
+``dont_retry`` (a failure is retried by the middleware's own back-off, SPEC B2,
+not also by Scrapy's RetryMiddleware): redirects are followed here, at most
+``MAX_REDIRECTS`` (cross-host allowed), and the 6th means "no robots.txt".
+Redirects are followed to http and https URLs only (ftp only from an ftp
+origin); see ``_redirect_target``. A ``bytes_received`` handler stops the body
+after 500 KiB (``StopDownload(fail=False)``: what arrived is used);
+``scrapy_rep.crawl.guard_middleware.RobotsTxtGuard`` decodes it with a bound, and only the first
+512,000 bytes are kept.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import time
+from collections.abc import Generator
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin, urlsplit
+
+from scrapy import signals
+from scrapy.exceptions import IgnoreRequest, StopDownload
+from scrapy.http import Request, Response
+from scrapy.http.request import NO_CALLBACK
+from scrapy.utils.defer import deferred_from_coro
+from twisted.internet.defer import Deferred, inlineCallbacks
+
+from scrapy_rep.core.origin import origin
+from scrapy_rep.core.parser import MAX_BODY_BYTES
+from scrapy_rep.core.policy import MAX_REDIRECTS, Fetch, classify, parse_retry_after
+from scrapy_rep.crawl.guard_middleware import (
+    ROBOTS_META,
+    ROBOTS_SCHEMES,
+    TRUNCATED_FLAG,
+    check_wiring,
+)
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
+
+__all__ = ["Fetcher", "describe_failure"]
+
+logger = logging.getLogger(__name__)
+
+#: Like Scrapy's own robots.txt requests: ahead of pages in a download slot.
+_PRIORITY = 1000
+
+
+class Fetcher:
+    """Fetches robots.txt for origins through ``crawler.engine``.
+
+    ``document`` and ``prefix``: what is fetched, for log lines, and the prefix of its stats;
+    ``/.well-known/tdmrep.json`` is fetched the same way (``tdmrep.json``, ``tdmrep``).
+    """
+
+    def __init__(
+        self, crawler: Crawler, document: str = "robots.txt", prefix: str = "robotstxt"
+    ) -> None:
+        check_wiring(crawler.settings)
+        self._crawler = crawler
+        self._document = document
+        self._prefix = prefix
+        self._stats: StatsCollector = crawler.stats
+        settings = crawler.settings
+        self._ftp_password = str(settings.get("FTP_PASSWORD") or "guest")
+        # Body bytes received per robots.txt request in flight (keyed by id: a
+        # Request is not hashable by value and must not be kept alive by this).
+        self._received: dict[int, int] = {}
+        self._in_flight = 0
+
+    @inlineCallbacks
+    def fetch(self, url: str) -> Generator[Deferred[Any], Any, tuple[Fetch, bytes | None]]:
+        """Fetch ``url`` (an origin's /robots.txt, or its tdmrep.json); never fails."""
+        start = url
+        redirects: list[str] = []
+        # SPEC B1: an ftp origin's robots.txt is on ftp; nothing else but http(s).
+        schemes = _HTTP | ({"ftp"} if url.startswith("ftp:") else set())
+        while True:
+            try:
+                request = self._request(url)
+            except ValueError as exc:  # a redirect target Scrapy cannot request
+                return self._refused(start, url, str(exc), redirects[:-1])
+            self._stats.inc_value(f"{self._prefix}/request_count")
+            try:
+                response = yield self._download(request)
+            except IgnoreRequest as exc:
+                # Something in the project refused the request (a custom
+                # middleware): as Scrapy's own middleware does, obey nothing.
+                error = f"{self._document} request ignored: {exc}"
+                return Fetch("no_robots", None, tuple(redirects), error=error), None
+            except Exception as exc:
+                # Scrapy's own key, as its RobotsTxtMiddleware writes it: "<class '…'>".
+                self._stats.inc_value(f"{self._prefix}/exception_count/{type(exc)}")
+                error = describe_failure(exc)
+                return Fetch("unreachable", None, tuple(redirects), error=error), None
+            finally:
+                self._received.pop(id(request), None)
+                self._track(-1)
+            self._stats.inc_value(f"{self._prefix}/response_count")
+            self._stats.inc_value(f"{self._prefix}/response_status_count/{response.status}")
+            if urlsplit(response.url).scheme not in ROBOTS_SCHEMES:
+                # Only a middleware that answers by itself gets here; use nothing.
+                return self._refused(start, response.url, "not an http(s)/ftp URL", redirects)
+            kind = classify(response.status)
+            if kind == "redirect":
+                if len(redirects) >= MAX_REDIRECTS:
+                    self._stats.inc_value(f"{self._prefix}/redirect_limit")
+                    error = f"more than {MAX_REDIRECTS} redirects"
+                    return Fetch("no_robots", response.status, tuple(redirects), error=error), None
+                location = response.headers.get(b"Location")
+                target, problem = _redirect_target(response.url, location, schemes)
+                if problem is not None:
+                    return self._refused(start, target, problem, redirects, response.status)
+                url = target
+                redirects.append(url)
+                self._stats.inc_value(f"{self._prefix}/redirect_count")
+                continue
+            return self._result(response, kind, tuple(redirects))
+
+    def _refused(
+        self,
+        url: str,
+        target: str,
+        problem: str,
+        redirects: list[str],
+        status: int | None = None,
+    ) -> tuple[Fetch, None]:
+        """SPEC B2 (a redirect not followed leaves no robots.txt): an unfollowable or
+        non-HTTP target means "no robots.txt", as more than 5 redirects do (Google
+        treats those as 404). The site controls its own robots.txt anyway, so this
+        gives it nothing it lacks; and nothing but http(s)/ftp is ever fetched."""
+        self._stats.inc_value(f"{self._prefix}/redirect_refused")
+        error = f"redirect to {target[:200]!r} not followed: {problem}"
+        logger.warning(
+            "%s at %s: %s; no %s, everything allowed",
+            self._document,
+            url,
+            error,
+            self._document,
+            extra={"spider": self._crawler.spider},
+        )
+        return Fetch("no_robots", status, tuple(redirects), error=error), None
+
+    def _result(
+        self, response: Response, kind: str, redirects: tuple[str, ...]
+    ) -> tuple[Fetch, bytes | None]:
+        if kind == "no_robots":
+            return Fetch("no_robots", response.status, redirects), None
+        if kind == "unreachable":
+            retry_after = parse_retry_after(_header(response, b"Retry-After"), time.time())
+            error = f"HTTP {response.status}"
+            fetch = Fetch(
+                "unreachable", response.status, redirects, error=error, retry_after=retry_after
+            )
+            return fetch, None
+        body = response.body
+        flags = response.flags
+        truncated = (
+            "download_stopped" in flags or TRUNCATED_FLAG in flags or len(body) > MAX_BODY_BYTES
+        )
+        if truncated:
+            self._stats.inc_value(f"{self._prefix}/truncated")
+        fetch = Fetch(
+            "ok",
+            response.status,
+            redirects,
+            truncated=truncated,
+            cache_control=_header(response, b"Cache-Control"),
+        )
+        return fetch, body[:MAX_BODY_BYTES]
+
+    def _request(self, url: str) -> Request:
+        meta: dict[str, Any] = {
+            "dont_obey_robotstxt": True,
+            "dont_redirect": True,
+            "dont_retry": True,
+            "allow_offsite": True,
+            ROBOTS_META: True,
+        }
+        if url.startswith("ftp:"):
+            meta["ftp_user"] = "anonymous"
+            meta["ftp_password"] = self._ftp_password
+        return Request(url, priority=_PRIORITY, meta=meta, callback=NO_CALLBACK, dont_filter=True)
+
+    def _download(self, request: Request) -> Deferred[Response]:
+        self._track(+1)
+        engine = self._crawler.engine
+        assert engine is not None
+        if hasattr(engine, "download_async"):  # Scrapy >= 2.14
+            return deferred_from_coro(engine.download_async(request))
+        result: Deferred[Response] = engine.download(request)
+        return result
+
+    def _track(self, delta: int) -> None:
+        # The bytes_received handler costs a call per chunk of every response:
+        # connect it only while a robots.txt download is running.
+        before = self._in_flight
+        self._in_flight = before + delta
+        if before == 0 and self._in_flight > 0:
+            self._crawler.signals.connect(self._on_bytes, signal=signals.bytes_received)
+        elif before > 0 and self._in_flight == 0:
+            self._crawler.signals.disconnect(self._on_bytes, signal=signals.bytes_received)
+
+    def _on_bytes(self, data: bytes, request: Request, spider: Any = None) -> None:
+        if not request.meta.get(ROBOTS_META):
+            return
+        key = id(request)
+        total = self._received.get(key, 0) + len(data)
+        self._received[key] = total
+        if total >= MAX_BODY_BYTES:
+            raise StopDownload(fail=False)
+
+
+_HTTP = frozenset({"http", "https"})
+
+
+def _redirect_target(
+    base: str, location: bytes | None, schemes: frozenset[str]
+) -> tuple[str, str | None]:
+    """The absolute URL a redirect points to, and why it is not followed (None: follow it)."""
+    if not location:
+        return "", "no Location header"
+    raw = location.decode("latin-1").strip()
+    try:
+        target = urljoin(base, raw)
+        parts = urlsplit(target)
+        port = parts.port  # ValueError when not a number or out of range
+    except ValueError as exc:
+        return raw, f"not a valid URL ({exc})"
+    scheme = parts.scheme.lower()
+    if scheme not in schemes:
+        return target, f"{scheme or 'no'}: scheme (only {'/'.join(sorted(schemes))} is followed)"
+    host = parts.hostname or ""
+    if ":" in host:
+        try:
+            ipaddress.IPv6Address(host.split("%", 1)[0])
+        except ValueError:
+            return target, "malformed IPv6 host"
+    if port == 0 or origin(target) is None:
+        return target, "no valid host and port"
+    return target, None
+
+
+def _header(response: Response, name: bytes) -> str | None:
+    value = response.headers.get(name)
+    return value.decode("latin-1") if value else None
+
+
+#: What a user reads for the network failures of every supported Twisted and Scrapy version
+#: (Scrapy >= 2.14 raises its own classes, with the same meaning).
+_FAILURES = {
+    "ConnectionRefusedError": "connection refused",
+    "DownloadConnectionRefusedError": "connection refused",
+    "TimeoutError": "timed out",
+    "TCPTimedOutError": "timed out",
+    "DownloadTimeoutError": "timed out",
+    "ConnectionLost": "connection lost",
+    "ConnectionDone": "connection closed",
+    "ResponseNeverReceived": "connection lost before a response",
+    "ResponseFailed": "connection lost during the response",
+    "ResponseDataLossError": "response cut short",
+    "DownloadFailedError": "download failed",
+}
+_DNS_FAILURES = {"DNSLookupError", "CannotResolveHostError"}
+
+
+def describe_failure(exc: BaseException) -> str:
+    """A download failure as a user reads it: "connection refused", not the exception repr."""
+    name = type(exc).__name__
+    text = str(exc).strip().rstrip(".")
+    if name in _DNS_FAILURES:
+        # The resolver's message names the host: keep it.
+        return text if text.startswith("DNS lookup failed") else f"DNS lookup failed: {text}"
+    phrase = _FAILURES.get(name)
+    if phrase is not None:
+        return phrase
+    return f"{name}: {text}" if text else name

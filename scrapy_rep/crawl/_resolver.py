@@ -1,0 +1,322 @@
+"""Resolving an origin's robots.txt: store read, fetch lease, fetch, record, store write, retries.
+
+One resolution per origin at a time (single flight); ``_decide`` is the one place that says
+whether robots.txt is fetched now (SPEC B3 refresh, B2 backoff and Retry-After through
+``_policy.serving``). Time comes from the clock it is given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
+
+from twisted.internet import task
+from twisted.internet.defer import Deferred, fail, inlineCallbacks, maybeDeferred, succeed
+from twisted.python.failure import Failure
+
+from scrapy_rep.core.origin import robots_url
+from scrapy_rep.core.policy import Entry, Fetch, Limits, given_up, record, serving
+from scrapy_rep.crawl._events import REFRESH, STORE_HIT, give_up_reason
+from scrapy_rep.storage.results import RobotsStore, StoredRobots
+
+if TYPE_CHECKING:
+    from scrapy.http import Request
+
+    from scrapy_rep.core.clock import Clock, DelayedCall
+    from scrapy_rep.crawl._cache import OriginCache, OriginReport, OriginState
+    from scrapy_rep.crawl._events import Events
+    from scrapy_rep.crawl.start_intake_middleware import Intake
+
+__all__ = ["Announce", "FetcherLike", "Resolver"]
+
+_T = TypeVar("_T")
+
+
+class FetcherLike(Protocol):
+    """``scrapy_rep.crawl._fetch.Fetcher``'s interface: one robots.txt fetch, redirects followed."""
+
+    def fetch(self, url: str) -> Deferred[tuple[Fetch, bytes | None]]: ...
+
+
+class Announce(Protocol):
+    """Logs (and signals) a newly installed state.
+
+    ``trigger``: the request that made the origin be resolved (None: none known).
+    ``from_store``: the state was read from the store, not fetched by this process.
+    """
+
+    def __call__(
+        self,
+        state: OriginState,
+        previous: OriginState | None,
+        now: float,
+        trigger: Request | None,
+        from_store: bool,
+    ) -> None: ...
+
+
+class ClosingError(Exception):
+    """A resolution given up because the crawl closes."""
+
+
+class Resolver:
+    def __init__(
+        self,
+        *,
+        clock: Clock,
+        store: RobotsStore,
+        fetcher: FetcherLike,
+        cache: OriginCache,
+        events: Events,
+        limits: Limits,
+        lease_ttl: float,
+        lease_poll_interval: float,
+        owner: str,
+        wanted: Callable[[str], bool],
+        resolved: Callable[[str, OriginState], None],
+        announce: Announce,
+        intake: Intake | None = None,
+    ) -> None:
+        self._clock = clock
+        self._store = store
+        self._fetcher = fetcher
+        self._cache = cache
+        self._events = events
+        self._limits = limits
+        self._lease_ttl = lease_ttl
+        self._poll = lease_poll_interval
+        self._owner = owner
+        self._wanted = wanted
+        self._resolved_cb = resolved
+        self._announce = announce
+        # Counts resolutions in progress, so start requests are taken lazily meanwhile.
+        self._intake = intake
+        # The request that made each origin being resolved be fetched (robots_parsed names
+        # it), kept until the origin is answered.
+        self._triggers: dict[str, Request | None] = {}
+        # Origins being resolved, with the Deferreds waiting for that resolution.
+        self._resolving: dict[str, list[Deferred[OriginState]]] = {}
+        self._retries: dict[str, DelayedCall] = {}
+        self._closing = False
+        # Failures recorded before this run (a resumed job, a long-lived store) are not this
+        # run's to give up on: it makes an attempt of its own first.
+        self._started = clock.seconds()
+
+    def busy(self) -> bool:
+        return bool(self._resolving)
+
+    def given_up(self, origin: str) -> str | None:
+        """Why an idle crawl may stop waiting for ``origin`` (``_policy.given_up``), or None.
+
+        Only once the latest failure is this run's own (fetched since this process started,
+        by it or, with a shared store, by a fleet member): the attempt already scheduled at
+        the stored ``retry_at`` is made first, and if it succeeds the requests are crawled.
+        """
+        state = self._cache.peek(origin)
+        if origin in self._resolving or state is None or state.entry.fetched_at < self._started:
+            return None
+        if not given_up(state.entry, self._clock.seconds(), self._limits):
+            return None
+        return give_up_reason(state.entry.failures, state.entry.error)
+
+    def state(self, origin: str, now: float, trigger: Request | None) -> OriginState | None:
+        """The origin's state if known here; starts a refresh when one is due."""
+        state = self._cache.get(origin, now)
+        if state is not None and now >= state.serving.refresh_at:
+            self._decide(origin, now, trigger, waiting=False)
+        return state
+
+    def demand(self, origin: str, trigger: Request) -> None:
+        """``trigger`` waits for ``origin``: fetch now, or when its backoff allows."""
+        self._decide(origin, self._clock.seconds(), trigger, waiting=True)
+
+    def _decide(self, origin: str, now: float, trigger: Request | None, *, waiting: bool) -> None:
+        """The one place that decides "fetch robots.txt now?".
+
+        Unknown origin, or its ``refresh_at`` passed (copy expired, SPEC B3; backoff or
+        Retry-After over, SPEC B2): fetch now. Otherwise, if requests wait, at ``refresh_at``.
+        """
+        if self._closing or origin in self._resolving:
+            return
+        if trigger is not None:
+            self._triggers.setdefault(origin, trigger)
+        state = self._cache.peek(origin)
+        refresh_at = 0.0 if state is None else state.serving.refresh_at
+        if now >= refresh_at:
+            self._start(origin)
+        elif waiting:
+            self._schedule_retry(origin, refresh_at - now)
+
+    def report(self, origin: str, trigger: Request) -> Deferred[OriginReport]:
+        """Resolve ``origin`` (one fetch at most) and report it (the explain command)."""
+        state = self.state(origin, self._clock.seconds(), trigger)
+        if state is None or state.serving.kind == "hold":
+            # Asked explicitly: one attempt now, even during a backoff.
+            self._triggers.setdefault(origin, trigger)
+            self._start(origin)
+        listeners = self._resolving.get(origin)
+        if listeners is None:  # answered at once (known, or from the store)
+            known = self._cache.peek(origin)
+            if known is None:
+                return fail(RuntimeError(f"robots.txt of {origin} could not be resolved"))
+            return succeed(known.report())
+        listener: Deferred[OriginState] = Deferred()
+        listeners.append(listener)
+        return listener.addCallback(lambda state: state.report())
+
+    def close(self) -> None:
+        self._closing = True
+        for call in self._retries.values():
+            if call.active():
+                call.cancel()
+        self._retries.clear()
+
+    def _start(self, origin: str) -> None:
+        if origin in self._resolving or self._closing:
+            return
+        call = self._retries.pop(origin, None)
+        if call is not None and call.active():
+            call.cancel()
+        self._resolving[origin] = []
+        if self._intake is not None:
+            self._intake.started()
+        self._resolve(origin).addBoth(self._resolved, origin)
+
+    def _resolved(self, result: OriginState | Failure, origin: str) -> None:
+        listeners = self._resolving.pop(origin, [])
+        if self._intake is not None:
+            self._intake.settled()
+        if isinstance(result, Failure):
+            self._events.resolve_failed(origin, result)
+            for listener in listeners:
+                listener.errback(result)
+            if self._wanted(origin):
+                self._schedule_retry(origin, self._limits.retry_delay)
+            return
+        state = result
+        for listener in listeners:
+            listener.callback(state)
+        if self._closing:
+            return
+        if state.serving.kind != "hold":
+            self._resolved_cb(origin, state)
+        elif self._wanted(origin):
+            self._decide(origin, self._clock.seconds(), None, waiting=True)
+
+    def _schedule_retry(self, origin: str, delay: float) -> None:
+        if self._closing or origin in self._retries:
+            return
+        self._retries[origin] = self._clock.callLater(max(0.0, delay), self._retry, origin)
+
+    def _retry(self, origin: str) -> None:
+        self._retries.pop(origin, None)
+        if self._wanted(origin):
+            self._start(origin)
+
+    @inlineCallbacks
+    def _resolve(self, origin: str) -> Generator[Deferred[Any], Any, OriginState]:
+        """The origin's state: from the store if fresh there, else fetched (one fetcher)."""
+        stored, entry = yield self._load(origin)
+        known = self._cache.peek(origin)
+        if entry is None and known is not None:
+            # The store lost the entry or cannot answer: this process's copy counts.
+            entry = known.entry
+        now = self._clock.seconds()
+        if (
+            stored is not None
+            and entry is not None
+            and now < serving(entry, now, self._limits).refresh_at
+        ):
+            self._events.count(STORE_HIT)
+            return self._from_store(origin, entry, stored, now)
+        leased = yield self._lease(origin)
+        while True:
+            # Read again after every lease attempt, taken or not: another process may have
+            # stored a newer answer and released its lease between our read and our attempt
+            # (double-checked locking), and then fetching again would be a second fetch.
+            latest, latest_entry = yield self._load(origin)
+            if latest_entry is not None and (
+                entry is None or latest_entry.fetched_at > entry.fetched_at
+            ):
+                if leased:
+                    yield self._release_lease(origin)
+                self._events.count(STORE_HIT)
+                return self._from_store(origin, latest_entry, latest, self._clock.seconds())
+            if leased:
+                break
+            if self._closing:
+                raise ClosingError("crawl closing")
+            # Another process is fetching it: wait for its entry to appear, or for its
+            # lease to lapse (a dead holder's lease lapses after REP_LEASE_TTL).
+            yield task.deferLater(cast(Any, self._clock), self._poll, lambda: None)
+            leased = yield self._lease(origin)
+        # Renew the lease while the fetch runs, so a short TTL never lapses under a live
+        # holder, and a killed holder blocks the origin for one TTL at most.
+        renewal = task.LoopingCall(self._lease, origin)
+        renewal.clock = cast(Any, self._clock)
+        renewal.start(self._lease_ttl / 3, now=False)
+        try:
+            if entry is not None and entry.good is not None:
+                self._events.count(REFRESH)
+            fetch, body = yield self._fetcher.fetch(robots_url(origin))
+            now = self._clock.seconds()
+            new = record(entry, fetch, now, self._limits)
+            if fetch.outcome == "unreachable":
+                body = stored.body if stored is not None and new.good is not None else None
+            # A good copy known only in memory has no body to store with it.
+            if not (new.good is not None and new.good.outcome == "ok" and body is None):
+                put = maybeDeferred(self._store.put, origin, StoredRobots(new.to_meta(), body))
+                yield self._guard(put, None)
+        finally:
+            renewal.stop()
+            yield self._release_lease(origin)
+        previous = self._cache.peek(origin)
+        state = self._cache.install(origin, new, self._cache.parse(new, body, previous), now)
+        self._announce(state, previous, now, self._trigger(origin, state), False)
+        return state
+
+    def _load(self, origin: str) -> Deferred[tuple[StoredRobots | None, Entry | None]]:
+        def parse(stored: StoredRobots | None) -> tuple[StoredRobots | None, Entry | None]:
+            if stored is None:
+                return None, None
+            return stored, Entry.from_meta(stored.meta)
+
+        return self._guard(maybeDeferred(self._store.get, origin), None).addCallback(parse)
+
+    def _lease(self, origin: str) -> Deferred[bool]:
+        # A store that cannot answer must not stop the crawl: fetch ourselves. Taking a lease
+        # we hold renews it (every store's acquire_lease extends its owner's lease).
+        call = maybeDeferred(self._store.acquire_lease, origin, self._owner, self._lease_ttl)
+        return self._guard(call, True)
+
+    def _release_lease(self, origin: str) -> Deferred[None]:
+        return self._guard(maybeDeferred(self._store.release_lease, origin, self._owner), None)
+
+    def _guard(self, call: Deferred[_T], default: _T) -> Deferred[_T]:
+        """``call``'s result, or ``default`` when the store fails (warned once per outage)."""
+
+        def succeeded(result: _T) -> _T:
+            self._events.store_answered()
+            return result
+
+        def failed(failure: Failure) -> _T:
+            self._events.store_failed(failure.getErrorMessage())
+            return default
+
+        return call.addCallbacks(succeeded, failed)
+
+    def _trigger(self, origin: str, state: OriginState) -> Request | None:
+        """The request that triggered this resolution; forgotten once the origin is answered."""
+        if state.serving.kind == "hold":
+            return self._triggers.get(origin)
+        return self._triggers.pop(origin, None)
+
+    def _from_store(
+        self, origin: str, entry: Entry, stored: StoredRobots | None, now: float
+    ) -> OriginState:
+        previous = self._cache.peek(origin)
+        body = stored.body if stored is not None else None
+        state = self._cache.install(origin, entry, self._cache.parse(entry, body, previous), now)
+        if previous is None or previous.entry.fetched_at != entry.fetched_at:
+            self._announce(state, previous, now, self._trigger(origin, state), True)
+        return state

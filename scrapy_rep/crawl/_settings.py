@@ -1,0 +1,237 @@
+"""Every REP_* setting, read once at startup and validated in one place.
+
+A bad value raises ValueError naming the setting to change. Defaults and meanings are in the
+README settings table. ``MiddlewareSettings`` is what the middleware runs with;
+``StoreOptions`` (part of it) is what opens its store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scrapy.settings import default_settings
+from scrapy.utils.misc import load_object
+
+from scrapy_rep.core.policy import Limits
+from scrapy_rep.core.purpose import NO_PURPOSE, Purpose
+from scrapy_rep.crawl.robot_parser import RobotParser
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
+
+__all__ = ["JOBDIR_STORE_FILE", "MiddlewareSettings", "StoreOptions", "store_options"]
+
+_DAY = 86400.0
+
+#: File name of the default SQLite store inside JOBDIR.
+JOBDIR_STORE_FILE = "robotstxt.sqlite3"
+#: Key prefix (REP_STORE_PREFIX) so several projects can share one Redis database or SQLite file.
+DEFAULT_PREFIX = "scrapy-rep:"
+#: Seconds a store call may wait (REP_STORE_TIMEOUT): Redis socket timeouts, SQLite busy timeout.
+DEFAULT_TIMEOUT = 2.0
+#: Seconds an entry is kept after its last write: longer than the 30 days a last good copy may
+#: serve (SPEC B3), so nothing the middleware could still use disappears, yet entries expire.
+DEFAULT_ENTRY_TTL = 40 * _DAY
+#: Kept beyond the middleware's longest use of an entry, so expiry never races that use.
+_ENTRY_TTL_MARGIN = _DAY
+#: Origins the default in-memory store keeps (REP_MEMORY_STORE_SIZE), least recently used
+#: evicted: about 10,000 x the median robots.txt size (a few KiB) stays in tens of MiB.
+DEFAULT_MEMORY_STORE_SIZE = 10000
+#: The parser ROBOTSTXT_PARSER may name with the middleware (the add-on sets it).
+_PARSER = "scrapy_rep.RobotParser"
+
+
+@dataclass(frozen=True)
+class StoreOptions:
+    """Which store to open and how (REP_STORE, REP_STORE_PREFIX, REP_STORE_TIMEOUT, ...)."""
+
+    url: str
+    prefix: str = DEFAULT_PREFIX
+    timeout: float = DEFAULT_TIMEOUT
+    entry_ttl: float = DEFAULT_ENTRY_TTL
+    memory_size: int = DEFAULT_MEMORY_STORE_SIZE
+
+
+@dataclass(frozen=True)
+class MiddlewareSettings:
+    limits: Limits
+    hold_timeout: float
+    crawl_delay: bool
+    parsed_cache_size: int
+    lease_ttl: float
+    lease_poll_interval: float
+    held_owner_ttl: float
+    store: StoreOptions
+    purpose: Purpose = NO_PURPOSE
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> MiddlewareSettings:
+        """Read and check every REP_* knob and ROBOTSTXT_PARSER; a bad value raises ValueError
+        naming it."""
+        _check_parser_setting(settings.get("ROBOTSTXT_PARSER"))
+        limits = Limits(
+            cache_lifetime=_seconds(settings, "REP_CACHE_LIFETIME", _DAY),
+            cache_min_lifetime=_seconds(settings, "REP_CACHE_MIN_LIFETIME", 60.0),
+            cache_max_lifetime=_seconds(settings, "REP_CACHE_MAX_LIFETIME", 7 * _DAY),
+            stale_max_age=_seconds(settings, "REP_STALE_MAX_AGE", 30 * _DAY),
+            unreachable_allow_after=_seconds(settings, "REP_UNREACHABLE_ALLOW_AFTER", 30 * _DAY),
+            retry_delay=_seconds(settings, "REP_RETRY_DELAY", 30.0),
+            retry_fast_delay=_seconds(settings, "REP_RETRY_FAST_DELAY", 5.0),
+            retry_max_delay=_seconds(settings, "REP_RETRY_MAX_DELAY", 600.0),
+            give_up_after=_attempts(settings, "REP_GIVE_UP_AFTER", 3),
+        )
+        if limits.cache_min_lifetime > limits.cache_max_lifetime:
+            raise ValueError(
+                f"REP_CACHE_MIN_LIFETIME ({limits.cache_min_lifetime:g}) must not exceed "
+                f"REP_CACHE_MAX_LIFETIME ({limits.cache_max_lifetime:g})"
+            )
+        return cls(
+            limits=limits,
+            hold_timeout=_seconds(settings, "REP_HOLD_TIMEOUT", 900.0),
+            crawl_delay=_bool(settings, "REP_CRAWL_DELAY"),
+            parsed_cache_size=_count(settings, "REP_PARSED_CACHE_SIZE", 4096),
+            # Short, and renewed while its holder fetches: a killed holder delays the origin
+            # by one TTL at most.
+            lease_ttl=_positive(settings, "REP_LEASE_TTL", 30.0),
+            lease_poll_interval=_positive(settings, "REP_LEASE_POLL_INTERVAL", 0.5),
+            # Seconds after a fleet process's last heartbeat before a live one adopts the
+            # requests it held (Redis REP_STORE only).
+            held_owner_ttl=_positive(settings, "REP_HELD_OWNER_TTL", 30.0),
+            store=store_options(
+                settings, keep_for=max(limits.stale_max_age, limits.unreachable_allow_after)
+            ),
+            purpose=purpose(settings),
+        )
+
+
+def purpose(settings: BaseSettings) -> Purpose:
+    """REP_USAGE_PURPOSES (labels; a comma-separated string works too) and REP_USAGE_STRICT."""
+    value = settings.get("REP_USAGE_PURPOSES")
+    if value is None or value == "":
+        labels: list[object] = []
+    elif isinstance(value, str):
+        labels = [label.strip() for label in value.split(",") if label.strip()]
+    elif isinstance(value, list | tuple):
+        labels = list(value)
+    else:
+        raise ValueError(f"REP_USAGE_PURPOSES must be a list of labels, got {value!r}")
+    if not all(isinstance(label, str) for label in labels):
+        raise ValueError(f"REP_USAGE_PURPOSES must be a list of labels, got {value!r}")
+    names = tuple(dict.fromkeys(str(label) for label in labels))
+    try:
+        return Purpose(names, _bool(settings, "REP_USAGE_STRICT"))
+    except ValueError as exc:
+        raise ValueError(f"REP_USAGE_PURPOSES: {exc}") from None
+
+
+def _check_parser_setting(value: object) -> None:
+    """Refuse a ROBOTSTXT_PARSER this middleware would not use.
+
+    The middleware matches with Google's rules itself (``RobotsTxt``: tokens, Crawl-delay,
+    explanations, the store); another parser could only be honoured by giving all of that up,
+    so a setting naming one is a mistake to be told about rather than silently ignored.
+    Scrapy's default (Protego) is the value of a project that never set it: accepted.
+    """
+    if value is None or value == default_settings.ROBOTSTXT_PARSER:
+        return
+    try:
+        parser = load_object(value) if isinstance(value, str) else value
+    except (ImportError, NameError, ValueError, AttributeError):
+        parser = None
+    if isinstance(parser, type) and issubclass(parser, RobotParser):
+        return
+    raise ValueError(
+        f"ROBOTSTXT_PARSER={value!r} is not used by scrapy_rep.RobotsTxtMiddleware, which "
+        f"applies Google's rules itself: remove the setting or set it to {_PARSER!r} (or, to "
+        "use that parser, remove scrapy_rep's middleware and the add-on and enable Scrapy's "
+        "own RobotsTxtMiddleware)"
+    )
+
+
+def store_options(settings: BaseSettings, *, keep_for: float = 0.0) -> StoreOptions:
+    """The store settings, checked.
+
+    ``keep_for``: the longest time (seconds) the middleware may still use an entry after its
+    last write (its stale max age / unreachable limit); persistent entries outlive it.
+    """
+    return StoreOptions(
+        url=store_url(settings),
+        prefix=_string(settings, "REP_STORE_PREFIX", DEFAULT_PREFIX),
+        timeout=_positive(settings, "REP_STORE_TIMEOUT", DEFAULT_TIMEOUT),
+        entry_ttl=max(DEFAULT_ENTRY_TTL, keep_for + _ENTRY_TTL_MARGIN),
+        memory_size=_count(settings, "REP_MEMORY_STORE_SIZE", DEFAULT_MEMORY_STORE_SIZE),
+    )
+
+
+def store_url(settings: BaseSettings) -> str:
+    """REP_STORE; unset: ``sqlite:///<JOBDIR>/robotstxt.sqlite3`` with JOBDIR, else memory."""
+    url = settings.get("REP_STORE")
+    if url:
+        if not isinstance(url, str):
+            raise ValueError(f"REP_STORE must be a URL string, got {url!r}")
+        return url
+    jobdir = settings.get("JOBDIR")
+    if jobdir:
+        return "sqlite://" + str(Path(jobdir).resolve() / JOBDIR_STORE_FILE)
+    return "memory://"
+
+
+def _number(settings: BaseSettings, name: str, default: float) -> float:
+    value: Any = settings.get(name)
+    if value is None or value == "":
+        return default
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
+    if number != number:  # NaN
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    return number
+
+
+def _seconds(settings: BaseSettings, name: str, default: float) -> float:
+    seconds = _number(settings, name, default)
+    if seconds < 0:
+        raise ValueError(f"{name} must be >= 0 (seconds), got {settings.get(name)!r}")
+    return seconds
+
+
+def _positive(settings: BaseSettings, name: str, default: float) -> float:
+    seconds = _number(settings, name, default)
+    if not 0 < seconds < float("inf"):
+        raise ValueError(f"{name} must be a number of seconds > 0, got {settings.get(name)!r}")
+    return seconds
+
+
+def _count(settings: BaseSettings, name: str, default: int) -> int:
+    size = _number(settings, name, default)
+    if not 1 <= size < float("inf") or size != int(size):
+        raise ValueError(f"{name} must be a whole number >= 1, got {settings.get(name)!r}")
+    return int(size)
+
+
+def _attempts(settings: BaseSettings, name: str, default: int) -> int:
+    count = _number(settings, name, default)
+    if not 0 <= count < float("inf") or count != int(count):
+        raise ValueError(
+            f"{name} must be a whole number >= 0 (0: never), got {settings.get(name)!r}"
+        )
+    return int(count)
+
+
+def _string(settings: BaseSettings, name: str, default: str) -> str:
+    value = settings.get(name, default)
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be a string, got {value!r}")
+    return value
+
+
+def _bool(settings: BaseSettings, name: str) -> bool:
+    try:
+        return settings.getbool(name, False)
+    except ValueError:
+        raise ValueError(f"{name} must be True or False, got {settings.get(name)!r}") from None

@@ -1,0 +1,155 @@
+"""What a known origin's robots.txt says of one request: let through, or dropped with a reason.
+
+Both gates ask here (``request_scheduled`` before the scheduler, ``process_request`` before
+download). A disallowed request raises ``IgnoreRequest`` and is counted and logged once per
+fingerprint; a request let through to download gets the origin's Crawl-delay on its download
+slot when REP_CRAWL_DELAY is on. With a declared purpose (REP_USAGE_PURPOSES), a request whose
+usage preferences (robots.txt ``Content-Usage``/``Content-Signal``, tdmrep.json) refuse it is
+dropped the same way (SPEC G2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from scrapy.exceptions import IgnoreRequest
+from scrapy.utils.request import fingerprint as _scrapy_fingerprint
+
+from scrapy_rep.core.purpose import NO_PURPOSE, Purpose
+from scrapy_rep.core.seen import BoundedSet
+from scrapy_rep.core.tdmrep import TdmFile, tdm_prefs
+from scrapy_rep.core.usage import NO_PREFERENCE, UsagePrefs, UsageSource, combine
+from scrapy_rep.crawl import _compat
+from scrapy_rep.crawl._events import (
+    CRAWL_DELAY_APPLIED,
+    FORBIDDEN_BEFORE_DOWNLOAD,
+    FORBIDDEN_BEFORE_SCHEDULE,
+    FORBIDDEN_DUPLICATE,
+)
+from scrapy_rep.crawl.robot_parser import RobotParser
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Request
+
+    from scrapy_rep.core.robots_file import RobotsTxt
+    from scrapy_rep.core.tokens import CrawlerTokens
+    from scrapy_rep.crawl._cache import OriginState
+    from scrapy_rep.crawl._events import Events
+
+__all__ = ["Verdicts"]
+
+
+class Verdicts:
+    def __init__(
+        self,
+        crawler: Crawler,
+        tokens: CrawlerTokens,
+        events: Events,
+        purpose: Purpose = NO_PURPOSE,
+    ) -> None:
+        self._crawler = crawler
+        self._tokens = tokens
+        self._events = events
+        self.purpose = purpose
+        # Disallowed requests counted and logged already (the gate runs before the dupefilter).
+        self._reported: BoundedSet[bytes] = BoundedSet()
+        fingerprinter = getattr(crawler, "request_fingerprinter", None)
+        self._fingerprint: Callable[[Request], bytes] = (
+            fingerprinter.fingerprint if fingerprinter is not None else _scrapy_fingerprint
+        )
+
+    def at_gate(self, state: OriginState, request: Request, tdm: TdmFile | None = None) -> None:
+        """Raise ``IgnoreRequest`` if ``state``'s rules disallow ``request``, or its usage
+        preferences refuse the declared purpose (``tdm``: the origin's tdmrep.json, when the
+        purpose needs it) — before scheduling."""
+        if state.serving.kind != "rules" or self._allowed(state, request):
+            self._check_usage(state, request, tdm, before_schedule=True)
+            return
+        # Like the dupefilter this gate runs before: a request seen before is not counted or
+        # logged again, unless it would pass the dupefilter (dont_filter).
+        if request.dont_filter or self._reported.add(self._fingerprint(request)):
+            self._events.forbidden(
+                FORBIDDEN_BEFORE_SCHEDULE, request, lambda: self._explain(state, request)
+            )
+        else:
+            self._events.count(FORBIDDEN_DUPLICATE)
+        raise IgnoreRequest("Forbidden by robots.txt")
+
+    def crawlable(self, state: OriginState, request: Request) -> bool:
+        """Do ``state``'s rules let ``request`` be fetched (usage aside)?"""
+        return state.serving.kind != "rules" or self._allowed(state, request)
+
+    def at_download(self, state: OriginState, request: Request, tdm: TdmFile | None = None) -> None:
+        """Raise ``IgnoreRequest`` if ``state``'s rules disallow ``request``; else apply the
+        origin's Crawl-delay (the final gate, just before download)."""
+        if state.crawl_delay is not None:
+            self.apply_crawl_delay(request, state.crawl_delay)
+        if state.serving.kind == "rules" and not self._allowed(state, request):
+            self._events.forbidden(
+                FORBIDDEN_BEFORE_DOWNLOAD, request, lambda: self._explain(state, request)
+            )
+            raise IgnoreRequest("Forbidden by robots.txt")
+        self._check_usage(state, request, tdm, before_schedule=False)
+
+    def usage(self, state: OriginState | None, request: Request, tdm: TdmFile | None) -> UsagePrefs:
+        """The usage preferences robots.txt and tdmrep.json state for ``request``'s URL (SPEC
+        G1): none for a URL robots.txt disallows, or when its origin has no rules."""
+        prefs = NO_PREFERENCE
+        if state is not None and state.serving.kind == "rules" and state.robots is not None:
+            tokens = self._tokens.for_header(_user_agent(request))
+            prefs = state.robots.usage(request.url, tokens)
+        if tdm is not None:
+            rule = tdm.reservation(request.url)
+            if rule is not None:
+                value = f"location {rule.location}, tdm-reservation {rule.reservation}"
+                source = UsageSource("tdmrep.json", value, line=rule.index)
+                prefs = combine(prefs, tdm_prefs(rule.reservation, source))
+        return prefs
+
+    def _check_usage(
+        self, state: OriginState, request: Request, tdm: TdmFile | None, *, before_schedule: bool
+    ) -> None:
+        if not self.purpose.declared:
+            return
+        refusal = self.purpose.refusal(self.usage(state, request, tdm))
+        if refusal is None:
+            return
+        if request.dont_filter or self._reported.add(self._fingerprint(request)):
+            self._events.usage_refused(request, refusal, before_schedule=before_schedule)
+        else:
+            self._events.count(FORBIDDEN_DUPLICATE)
+        raise IgnoreRequest(f"Content may not be used for {refusal}")
+
+    def apply_crawl_delay(self, request: Request, delay: float) -> None:
+        slot = _compat.downloader_slot(self._crawler.engine, request)
+        if slot is not None and slot.delay < delay:
+            slot.delay = delay
+            self._events.count(CRAWL_DELAY_APPLIED)
+
+    def crawl_delay_of(self, robots: RobotsTxt) -> float | None:
+        return robots.crawl_delay(self._tokens.default)
+
+    def parser(self, robots: RobotsTxt) -> RobotParser:
+        """``robots`` behind Scrapy's RobotParser interface, obeying as this crawler's tokens."""
+        parser = RobotParser(b"", self._tokens)
+        parser.robots = robots
+        return parser
+
+    def _allowed(self, state: OriginState, request: Request) -> bool:
+        assert state.robots is not None
+        return state.robots.allowed(request.url, self._tokens.for_header(_user_agent(request)))
+
+    def _explain(self, state: OriginState, request: Request) -> tuple[str, str]:
+        assert state.robots is not None
+        decision = state.robots.decide(request.url, self._tokens.for_header(_user_agent(request)))
+        rule = decision.rule
+        where = ""
+        if rule is not None:
+            where = f"{'Allow' if rule.allow else 'Disallow'}: {rule.pattern} (line {rule.line})"
+        return where, decision.reason
+
+
+def _user_agent(request: Request) -> bytes | None:
+    return request.headers.get(b"User-Agent")

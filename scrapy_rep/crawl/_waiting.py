@@ -1,0 +1,310 @@
+"""Requests waiting for an origin's robots.txt: hold, wait, release, expire, let go on close.
+
+Two kinds wait here (SPEC B2: an origin whose robots.txt is unknown or unreachable is
+disallowed for now, so nothing of it is downloaded):
+
+- *held* requests, taken by the gate before they reached the scheduler: they take no slot
+  anywhere, live in a ``HeldRequests`` place (``_held``: memory, ``<JOBDIR>`` file or the
+  fleet's Redis, durable from the moment they are held until released) and are sent back to
+  the scheduler (``crawl``) when their origin is resolved;
+- *waiters*: ``engine.download`` callers waiting in process_request (a Deferred each).
+
+When the crawl stops waiting for held requests — after REP_HOLD_TIMEOUT, or when an idle crawl
+gives an origin up (REP_GIVE_UP_AFTER) — a durable place (JOBDIR, the fleet's Redis) keeps
+them for the job's next run (``put_aside``); without one they are dropped, with a stat and a
+logged reason. Waiters are always dropped (their caller is this process). When the crawl is
+asked to close, everything is let go at once: waiters fail with ``IgnoreRequest``; held
+requests stay where they are durable (resumed by the next run, or adopted by a live fleet
+process) or are counted as dropped. Re-scheduling is done one request at a time: one that
+fails (a scheduler backend down) is held again and tried on the next tick, so no request is
+lost and no error escapes.
+
+Each held request is counted once per fate (``robotstxt/held`` = ``released`` +
+``held_dropped`` + ``held_kept_for_next_run`` + ``held_persisted`` + ``held_dropped_on_close``
+once the crawl has closed): requests restored from an earlier run or adopted from a dead fleet
+process go back through the gate and are counted as ``held`` again only if it holds them.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from scrapy.exceptions import IgnoreRequest
+from twisted.internet import task
+from twisted.internet.defer import Deferred
+
+from scrapy_rep.crawl._events import HELD, RELEASED
+from scrapy_rep.storage.held import HeldRequests, MemoryHeld
+
+if TYPE_CHECKING:
+    from scrapy.http import Request
+
+    from scrapy_rep.core.clock import Clock
+    from scrapy_rep.crawl._cache import OriginState
+    from scrapy_rep.crawl._events import Events
+
+__all__ = ["Holds"]
+
+T = TypeVar("T")
+
+
+class Holds:
+    def __init__(
+        self,
+        *,
+        clock: Clock,
+        events: Events,
+        hold_timeout: float,
+        crawl: Callable[[Request], object],
+        drop_reason: Callable[[str], str],
+        close_requested: Callable[[], bool],
+        on_close_requested: Callable[[], None],
+        on_emptied: Callable[[], None] = lambda: None,
+        held: HeldRequests | None = None,
+    ) -> None:
+        self._clock = clock
+        self._events = events
+        self._timeout = hold_timeout
+        self._crawl = crawl
+        self._drop_reason = drop_reason
+        self._close_requested = close_requested
+        self._on_close_requested = on_close_requested
+        self._on_emptied = on_emptied
+        # Memory until the spider opens and ``open`` gives the crawl's own place.
+        self._held: HeldRequests = held if held is not None else MemoryHeld()
+        # Per origin: when each of its held requests was held (oldest first).
+        self._since: dict[str, list[float]] = {}
+        self._waiting: dict[str, list[tuple[Deferred[OriginState], float]]] = {}
+        # Origins whose held requests go to the scheduler on the next tick: restored from an
+        # earlier run or adopted from a dead fleet process (back through the gate, not counted
+        # as released), or released but not taken by the scheduler (``_unsent``).
+        self._pending: set[str] = set()
+        self._unsent: set[str] = set()
+        # Requests put aside for the job's next run (given up, held too long).
+        self._kept = 0
+        self._closed = False
+        self._tick = task.LoopingCall(self.tick)
+        self._tick.clock = cast(Any, clock)
+
+    def open(self, held: HeldRequests) -> None:
+        """Use ``held`` (opened when the spider opens); what an earlier run left there goes
+        back to the scheduler, through the gate again."""
+        self._held = held
+        count = len(held)
+        if count and not self._pending:  # pending already: adopted, counted as such
+            self._events.restored(count)
+        self._pending.update(held.origins())
+        if self._pending:
+            self._clock.callLater(0, self._send_pending)
+
+    def adopted(self, available: dict[str, int]) -> None:
+        """Requests became this process's to release (a dead fleet process's, or left in the
+        store by a failed ``take``): through this process's own gate."""
+        self._pending.update(available)
+        self._clock.callLater(0, self._send_pending)
+
+    def wanted(self, origin: str) -> bool:
+        """Do requests (held, or waiting in process_request) wait for ``origin``?"""
+        return bool(self._since.get(origin) or self._waiting.get(origin))
+
+    def busy(self) -> bool:
+        return bool(len(self._held) or self._waiting or self._pending or self._unsent)
+
+    def pending_elsewhere(self) -> bool:
+        """Do other fleet processes hold requests that may come to this one?"""
+        elsewhere: Callable[[], bool] | None = getattr(self._held, "pending_elsewhere", None)
+        return elsewhere is not None and elsewhere()
+
+    def hold(self, origin: str, request: Request) -> None:
+        if self._closed:
+            self._events.dropped(origin, 1, self._closing_reason())
+            return
+        self._held.add(origin, request)
+        self._since.setdefault(origin, []).append(self._clock.seconds())
+        self._events.count(HELD)
+        self._start_tick()
+
+    def wait(self, origin: str) -> Deferred[OriginState]:
+        """A Deferred fired with the origin's state once it is known (or failed)."""
+        waiter: Deferred[OriginState] = Deferred()
+        if self._closed:
+            waiter.errback(IgnoreRequest(f"{origin}: {self._closing_reason()}"))
+            return waiter
+        self._waiting.setdefault(origin, []).append((waiter, self._clock.seconds()))
+        self._start_tick()
+        return waiter
+
+    def release(self, origin: str, state: OriginState) -> None:
+        """``origin`` is resolved: waiters get its state, held requests go to the scheduler."""
+        for waiter, _since in self._waiting.pop(origin, []):
+            waiter.callback(state)
+        self._send(origin, released=True)
+
+    def resend(self, origin: str) -> None:
+        """Something else the gate waited for is known (the origin's tdmrep.json): its held
+        requests go back to the gate (held again if robots.txt still is not known)."""
+        self._send(origin, released=True)
+
+    def _send(self, origin: str, *, released: bool) -> None:
+        """Take ``origin``'s held requests and send them to the scheduler one by one.
+
+        ``released``: its robots.txt answered (counted as released); else they come back from
+        an earlier run or another process and pass the gate again (held again if need be).
+        """
+        self._since.pop(origin, None)
+        released = released or origin in self._unsent
+        self._pending.discard(origin)
+        self._unsent.discard(origin)
+        if self._closed:
+            return
+        sent = 0
+        for request in self._held.take(origin):
+            try:
+                self._crawl(request)
+            except Exception as exc:
+                self._events.release_failed(request, exc)
+                # Held again (durably, where the place is): tried again on the next tick.
+                self._held.add(origin, request)
+                (self._unsent if released else self._pending).add(origin)
+                self._start_tick()
+            else:
+                sent += 1
+        if sent and released:
+            self._events.count(RELEASED, sent)
+
+    def _send_pending(self) -> None:
+        for origin in sorted(self._unsent):
+            self._send(origin, released=True)
+        for origin in sorted(self._pending):
+            self._send(origin, released=False)
+
+    def tick(self) -> None:
+        """Periodically: notice a close being asked, retry unsent requests, expire old ones."""
+        if self._close_requested():
+            self._on_close_requested()
+            return
+        self._send_pending()
+        dropped = self.expire()
+        if not self.busy():
+            if self._tick.running:
+                self._tick.stop()
+            if dropped:
+                # Nothing waits any more: the crawl may be over now, not at the engine's next
+                # idle check (every 5 s).
+                self._on_emptied()
+
+    def expire(self) -> int:
+        """Stop waiting for what waited longer than REP_HOLD_TIMEOUT: kept for the next run
+        where the place is durable, else dropped (with a stat and a logged reason); return how
+        many this run let go."""
+        dropped = 0
+        deadline = self._clock.seconds() - self._timeout
+        for origin in list(self._since):
+            times = self._since[origin]
+            old = bisect.bisect_right(times, deadline)
+            if not old:
+                continue
+            if old == len(times):
+                del self._since[origin]
+            else:
+                self._since[origin] = times[old:]
+            # ``take`` returns oldest first: the first ``old`` are the expired ones. (A take
+            # that failed returns them later, through ``adopted``: they pass the gate again.)
+            requests = self._held.take(origin)
+            for request in requests[old:]:
+                self._held.add(origin, request)
+            expired = requests[:old]
+            if expired:
+                dropped += len(expired)
+                self._stop_waiting(origin, expired, [], self._drop_reason(origin), gave_up=False)
+        for origin in list(self._waiting):
+            waiters = _take_older(self._waiting, origin, deadline)
+            if waiters:
+                reason = self._drop_reason(origin)
+                dropped += len(waiters)
+                self._events.dropped(origin, len(waiters), reason)
+                for waiter in waiters:
+                    waiter.errback(IgnoreRequest(f"{origin}: {reason}"))
+        return dropped
+
+    def give_up(self, reason: Callable[[str], str | None]) -> None:
+        """The crawl has nothing else to do: if every origin still waited for has a give-up
+        ``reason`` (``Resolver.given_up``), drop its requests now instead of at the timeout.
+        """
+        if self._pending:
+            return
+        reasons = {origin: reason(origin) for origin in {*self._since, *self._waiting}}
+        if not reasons or None in reasons.values():
+            return
+        for origin, why in reasons.items():
+            assert why is not None
+            self._since.pop(origin, None)
+            waiters = [waiter for waiter, _since in self._waiting.pop(origin, [])]
+            self._stop_waiting(origin, self._held.take(origin), waiters, why, gave_up=True)
+
+    def _stop_waiting(
+        self,
+        origin: str,
+        held: list[Request],
+        waiters: list[Deferred[OriginState]],
+        why: str,
+        *,
+        gave_up: bool,
+    ) -> None:
+        """This run waits no longer for ``held`` and ``waiters``: the durable place keeps the
+        held ones for the next run (SPEC C4); the rest are dropped with ``why``."""
+        lost = self._held.put_aside(origin, held) if held else []
+        kept = len(held) - len(lost)
+        self._kept += kept
+        self._events.stopped_waiting(
+            origin,
+            kept=kept,
+            dropped=len(lost) + len(waiters),
+            reason=why,
+            next_run=self._held.next_run,
+            gave_up=gave_up,
+        )
+        for waiter in waiters:
+            waiter.errback(IgnoreRequest(f"{origin}: {why}"))
+
+    def let_go(self) -> None:
+        """The crawl closes: let every waiting request go now (may be called again)."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._tick.running:
+            self._tick.stop()
+        waiting, self._waiting = self._waiting, {}
+        for origin, waiters in waiting.items():
+            for waiter, _since in waiters:
+                waiter.errback(IgnoreRequest(f"{origin}: {self._closing_reason()}"))
+        self._since, self._pending, self._unsent = {}, set(), set()
+        if self._held.next_run is None:
+            self._events.closed_with_held(len(self._held))
+        else:
+            # Durable ones stay (the place counts and logs those it had only in memory).
+            persisted = len(self._held) - self._held.in_memory()
+            self._events.closed_keeping(persisted, self._kept, self._held.next_run)
+        self._held.close()
+
+    def _closing_reason(self) -> str:
+        return "its robots.txt was not known when the crawl closed"
+
+    def _start_tick(self) -> None:
+        if not self._tick.running and not self._closed:
+            # Often enough to notice a close within a second, and to expire on time.
+            self._tick.start(min(1.0, max(0.05, self._timeout / 4)), now=False)
+
+
+def _take_older(table: dict[str, list[tuple[T, float]]], origin: str, deadline: float) -> list[T]:
+    """Take ``origin``'s items waiting since ``deadline`` or before out of ``table``."""
+    items = table[origin]
+    kept = [(item, since) for item, since in items if since > deadline]
+    gone = [item for item, since in items if since <= deadline]
+    if kept:
+        table[origin] = kept
+    else:
+        del table[origin]
+    return gone

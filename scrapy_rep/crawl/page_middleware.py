@@ -1,0 +1,409 @@
+"""``PageRobotsMiddleware``: what a page's robots meta tags and X-Robots-Tag ask (SPEC D).
+
+A spider middleware, enabled by the add-on (or by hand, see the README), active
+whenever robots.txt is obeyed (``ROBOTSTXT_OBEY``) and ``REP_PAGE_RULES`` is
+not False. For every response it computes the page's rules once, for the
+crawler's robots.txt tokens, and:
+
+- stores them as ``response.meta["rep_page_rules"]`` (a ``scrapy_rep.PageRules``)
+  before the callback runs, for callbacks and for whoever reads the meta later;
+- ``nofollow``: drops every request the callback (or errback) yields from that
+  response, items pass; with ``REP_PAGE_RELNOFOLLOW`` also the requests whose URL
+  a ``rel="nofollow"`` link of the page points to;
+- ``noindex``: marks the items yielded from that response by setting the field
+  ``REP_PAGE_NOINDEX_FIELD`` to True, or drops them (``REP_PAGE_NOINDEX = "drop"``);
+- usage preferences (SPEC G3): the response's own statements (``page_usage``) combined with
+  the robots.txt ones for its URL are kept as ``response.meta["rep_usage"]`` (a
+  ``scrapy_rep.UsagePrefs``); with a declared purpose (``REP_USAGE_PURPOSES``) that they
+  refuse, the items yielded from the response are dropped (``REP_USAGE_ITEMS = "drop"``, the
+  default) or marked (``"mark"``: the field ``REP_USAGE_FIELD`` set to the reason).
+
+Non-HTML responses are judged by their headers only. A response whose request
+has ``dont_obey_robotstxt`` in its meta is left alone, and so is a request
+yielded with it. Each drop is counted (stats ``robotspage/…``) and logged once
+per page at DEBUG.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
+
+from itemadapter import ItemAdapter
+from scrapy import Request
+from scrapy.exceptions import NotConfigured
+from scrapy.http import HtmlResponse
+from w3lib.encoding import http_content_type_encoding
+from w3lib.url import canonicalize_url
+
+from scrapy_rep.core.pagerules import PageRules, page_rules
+from scrapy_rep.core.pageusage import page_usage
+from scrapy_rep.core.purpose import NO_PURPOSE, Purpose, Refusal
+from scrapy_rep.core.usage import UsagePrefs, combine
+from scrapy_rep.crawl._checks import settings_tokens
+from scrapy_rep.crawl._running import running_middleware
+from scrapy_rep.crawl._settings import purpose as purpose_setting
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from scrapy.settings import BaseSettings
+    from scrapy.spiders import Spider
+
+__all__ = ["META_KEY", "USAGE_KEY", "PageRobotsMiddleware", "PageSettings", "response_rules"]
+
+logger = logging.getLogger(__name__)
+
+#: Where the page's ``PageRules`` are kept: ``response.meta[META_KEY]``.
+META_KEY = "rep_page_rules"
+#: Where the response's combined usage preferences are kept: ``response.meta[USAGE_KEY]``.
+USAGE_KEY = "rep_usage"
+_NOINDEX_MODES = ("mark", "drop")
+
+
+@dataclass(frozen=True)
+class PageSettings:
+    """The REP_PAGE_* settings, read once and checked."""
+
+    noindex: str
+    noindex_field: str
+    rel_nofollow: bool
+    purpose: Purpose = NO_PURPOSE
+    usage_items: str = "drop"
+    usage_field: str = "rep_usage_refused"
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> PageSettings:
+        """The settings; a bad value raises ValueError naming the setting."""
+        noindex = _mode(settings, "REP_PAGE_NOINDEX", "mark")
+        field = _field(settings, "REP_PAGE_NOINDEX_FIELD", "rep_noindex")
+        usage_items = _mode(settings, "REP_USAGE_ITEMS", "drop")
+        usage_field = _field(settings, "REP_USAGE_FIELD", "rep_usage_refused")
+        return cls(
+            noindex,
+            field,
+            _bool(settings, "REP_PAGE_RELNOFOLLOW", False),
+            purpose_setting(settings),
+            usage_items,
+            usage_field,
+        )
+
+    @staticmethod
+    def enabled(settings: BaseSettings) -> bool:
+        """Page rules are obeyed when robots.txt is, unless REP_PAGE_RULES is False (SPEC D8)."""
+        return _bool(settings, "ROBOTSTXT_OBEY", False) and _bool(settings, "REP_PAGE_RULES", True)
+
+
+def _mode(settings: BaseSettings, name: str, default: str) -> str:
+    mode = str(settings.get(name) or default).lower()
+    if mode not in _NOINDEX_MODES:
+        raise ValueError(f"{name} must be 'mark' or 'drop', got {settings.get(name)!r}")
+    return mode
+
+
+def _field(settings: BaseSettings, name: str, default: str) -> str:
+    field = settings.get(name, default)
+    if not isinstance(field, str) or not field:
+        raise ValueError(f"{name} must be a field name, got {field!r}")
+    return field
+
+
+def _bool(settings: BaseSettings, name: str, default: bool) -> bool:
+    try:
+        return settings.getbool(name, default)
+    except ValueError:
+        raise ValueError(f"{name} must be True or False, got {settings.get(name)!r}") from None
+
+
+class PageRobotsMiddleware:
+    """Spider middleware obeying robots meta tags and X-Robots-Tag (SPEC D)."""
+
+    def __init__(self, crawler: Crawler, config: PageSettings) -> None:
+        self.crawler = crawler
+        self.config = config
+        assert crawler.stats is not None
+        self._stats = crawler.stats
+        # The same tokens robots.txt is obeyed as (SPEC D4), from the one place that decides them.
+        self._tokens = settings_tokens(crawler.settings, crawler)
+        self._unmarkable: set[tuple[type, str]] = set()
+        self._judged: WeakKeyDictionary[Response, PageRules | None] = WeakKeyDictionary()
+        self._usage: WeakKeyDictionary[Response, UsagePrefs] = WeakKeyDictionary()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> PageRobotsMiddleware:
+        if not PageSettings.enabled(crawler.settings):
+            # Without a message: turning the page level off is no news worth a warning.
+            raise NotConfigured
+        return cls(crawler, PageSettings.from_settings(crawler.settings))
+
+    # -- rules ------------------------------------------------------------------
+
+    def rules(self, response: Response) -> PageRules | None:
+        """The page's rules, computed once per response; None when it is not judged."""
+        if response in self._judged:
+            return self._judged[response]
+        # Not read back from the meta: a callback that copies response.meta into
+        # its requests would hand this page's rules to the next one.
+        meta = response.meta
+        if meta.get("dont_obey_robotstxt"):
+            self._judged[response] = None
+            return None
+        rules = self._compute(response)
+        meta[META_KEY] = self._judged[response] = rules
+        meta[USAGE_KEY] = self._usage[response] = self._usage_of(response, rules)
+        if rules.nofollow:
+            self._stats.inc_value("robotspage/pages/nofollow")
+        if rules.noindex:
+            self._stats.inc_value("robotspage/pages/noindex")
+        return rules
+
+    def _compute(self, response: Response) -> PageRules:
+        request = response.request
+        user_agent = request.headers.get(b"User-Agent") if request is not None else None
+        tokens = self._tokens.for_header(user_agent)
+        return response_rules(response, tokens, datetime.now(timezone.utc))
+
+    def usage(self, response: Response) -> UsagePrefs | None:
+        """The response's combined usage preferences; None when it is not judged."""
+        if self.rules(response) is None:
+            return None
+        return self._usage.get(response)
+
+    def _usage_of(self, response: Response, rules: PageRules) -> UsagePrefs:
+        request = response.request
+        user_agent = request.headers.get(b"User-Agent") if request is not None else None
+        robots, tdm_rule = (None, None)
+        middleware = running_middleware(self.crawler)
+        if middleware is not None and request is not None:
+            robots, tdm_rule = middleware.usage_sources(request)
+        body, encoding = _html(response)
+        content_type = (response.headers.get(b"Content-Type") or b"").lower()
+        own = page_usage(
+            lambda name: response.headers.getlist(name),
+            body,
+            encoding,
+            rules,
+            self._tokens.for_header(user_agent),
+            image=content_type.startswith(b"image/"),
+            tdm_file=tdm_rule,
+        )
+        return own if robots is None else combine(robots, own)
+
+    # -- spider middleware hooks -----------------------------------------------
+
+    def process_spider_input(self, response: Response, spider: Spider | None = None) -> None:
+        self.rules(response)
+
+    def process_spider_output(
+        self, response: Response, result: Iterable[Any], spider: Spider | None = None
+    ) -> Iterator[Any]:
+        page = self._page(response)
+        if page is None:
+            yield from result
+            return
+        try:
+            for output in result:
+                if page.keep(output):
+                    yield page.marked(output)
+        finally:
+            page.close()
+
+    async def process_spider_output_async(
+        self, response: Response, result: AsyncIterable[Any], spider: Spider | None = None
+    ) -> AsyncIterator[Any]:
+        page = self._page(response)
+        if page is None:
+            async for output in result:
+                yield output
+            return
+        try:
+            async for output in result:
+                if page.keep(output):
+                    yield page.marked(output)
+        finally:
+            page.close()
+
+    def _page(self, response: Response) -> _Page | None:
+        rules = self.rules(response)
+        if rules is None:
+            return None
+        refusal = None
+        if self.config.purpose.declared:
+            refusal = self.config.purpose.refusal(self._usage[response])
+            if refusal is not None:
+                self._stats.inc_value("robotspage/pages/usage_refused")
+        if not (rules.nofollow or rules.noindex or self.config.rel_nofollow or refusal):
+            return None
+        return _Page(self, response, rules, refusal)
+
+    def _cannot_mark(self, item: Any, field: str, settings: str) -> None:
+        self._stats.inc_value("robotspage/items/unmarked")
+        kind = type(item)
+        if (kind, field) not in self._unmarkable:
+            self._unmarkable.add((kind, field))
+            logger.warning(
+                "Items of type %s cannot be marked: they have no field %r (declare it, or set %s)",
+                kind.__qualname__,
+                field,
+                settings,
+            )
+
+
+class _Page:
+    """One response's output going through the page rules."""
+
+    def __init__(
+        self,
+        middleware: PageRobotsMiddleware,
+        response: Response,
+        rules: PageRules,
+        refusal: Refusal | None,
+    ):
+        self.middleware = middleware
+        self.response = response
+        self.rules = rules
+        self.refusal = refusal
+        self.usage_dropped = 0
+        self.config = middleware.config
+        self._rel_nofollow: frozenset[str] | None = None
+        self.nofollow_dropped = 0
+        self.rel_dropped = 0
+        self.items_dropped = 0
+
+    def keep(self, output: Any) -> bool:
+        if isinstance(output, Request):
+            if output.meta.get("dont_obey_robotstxt"):
+                return True
+            if self.rules.nofollow:
+                # SPEC D6: nofollow = follow none of the page's links.
+                self.nofollow_dropped += 1
+                return False
+            if self.config.rel_nofollow and self._is_rel_nofollow(output.url):
+                self.rel_dropped += 1
+                return False
+            return True
+        if self.refusal is not None and self.config.usage_items == "drop":
+            self.usage_dropped += 1
+            return False
+        if self.rules.noindex and self.config.noindex == "drop":
+            self.items_dropped += 1
+            return False
+        return True
+
+    def marked(self, output: Any) -> Any:
+        """An item from a noindex page, or one whose use the page refuses, with its mark
+        (SPEC D7, G3); anything else unchanged."""
+        if isinstance(output, Request):
+            return output
+        if self.rules.noindex:
+            self._mark(
+                output,
+                self.config.noindex_field,
+                True,
+                "robotspage/items/marked",
+                "REP_PAGE_NOINDEX_FIELD to one they have, or REP_PAGE_NOINDEX = 'drop'",
+            )
+        if self.refusal is not None:
+            self._mark(
+                output,
+                self.config.usage_field,
+                str(self.refusal),
+                "robotspage/items/usage_marked",
+                "REP_USAGE_FIELD to one they have, or REP_USAGE_ITEMS = 'drop'",
+            )
+        return output
+
+    def _mark(self, output: Any, field: str, value: object, stat: str, settings: str) -> None:
+        if not ItemAdapter.is_item(output):
+            self.middleware._cannot_mark(output, field, settings)
+            return
+        try:
+            ItemAdapter(output)[field] = value
+        except (KeyError, AttributeError, TypeError):  # no such field, a frozen dataclass…
+            self.middleware._cannot_mark(output, field, settings)
+        else:
+            self.middleware._stats.inc_value(stat)
+
+    def _is_rel_nofollow(self, url: str) -> bool:
+        if self._rel_nofollow is None:
+            self._rel_nofollow = _rel_nofollow_urls(self.response)
+        return bool(self._rel_nofollow) and canonicalize_url(url) in self._rel_nofollow
+
+    def close(self) -> None:
+        """Count and log what this page dropped: one line per page, not per link."""
+        stats = self.middleware._stats
+        url = self.response.url
+        if self.nofollow_dropped:
+            stats.inc_value("robotspage/requests/nofollow", self.nofollow_dropped)
+            logger.debug(
+                "Dropped %d request(s) from %s: the page says nofollow (%s)",
+                self.nofollow_dropped,
+                url,
+                _Why(self.rules),
+            )
+        if self.rel_dropped:
+            stats.inc_value("robotspage/requests/rel_nofollow", self.rel_dropped)
+            logger.debug(
+                "Dropped %d request(s) from %s to rel=nofollow links (REP_PAGE_RELNOFOLLOW)",
+                self.rel_dropped,
+                url,
+            )
+        if self.usage_dropped:
+            stats.inc_value("robotspage/items/usage_dropped", self.usage_dropped)
+            logger.debug(
+                "Dropped %d item(s) from %s: its content may not be used for %s",
+                self.usage_dropped,
+                url,
+                self.refusal,
+            )
+        if self.items_dropped:
+            stats.inc_value("robotspage/items/dropped", self.items_dropped)
+            logger.debug(
+                "Dropped %d item(s) from %s: the page says noindex (%s); REP_PAGE_NOINDEX = 'drop'",
+                self.items_dropped,
+                url,
+                _Why(self.rules),
+            )
+
+
+def response_rules(response: Response, tokens: Sequence[str], now: datetime) -> PageRules:
+    """The rules ``response`` sets for a crawler answering to ``tokens``, at ``now``."""
+    body, encoding = _html(response)
+    return page_rules(response.headers.getlist(b"X-Robots-Tag"), body, tokens, now, encoding)
+
+
+def _html(response: Response) -> tuple[bytes | None, str | None]:
+    """The body and its declared encoding, for HTML only: SPEC D1, meta tags are read from
+    HTML; other types have headers."""
+    if not isinstance(response, HtmlResponse):
+        return None, None
+    content_type = response.headers.get(b"Content-Type")
+    encoding = http_content_type_encoding(content_type.decode("latin-1")) if content_type else None
+    return response.body, encoding
+
+
+class _Why:
+    """The directives of a page, formatted only if the log line is emitted."""
+
+    def __init__(self, rules: PageRules) -> None:
+        self.rules = rules
+
+    def __str__(self) -> str:
+        return "; ".join(f"{agent}: {', '.join(d)}" for agent, d in self.rules.directives)
+
+
+def _rel_nofollow_urls(response: Response) -> frozenset[str]:
+    """Canonical URLs of the page's ``rel="nofollow"`` links (a hint, SPEC D6); HTML only."""
+    if not isinstance(response, HtmlResponse):
+        return frozenset()
+    urls = set()
+    # The callback has usually parsed the page already: the selector is cached.
+    for link in response.xpath("//a[@rel][@href]|//area[@rel][@href]"):
+        rel = (link.attrib.get("rel") or "").lower().split()
+        if "nofollow" in rel:
+            urls.add(canonicalize_url(response.urljoin(link.attrib["href"].strip())))
+    return frozenset(urls)

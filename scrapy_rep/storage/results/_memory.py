@@ -1,0 +1,74 @@
+"""The default store: a bounded dict in this process, nothing to set up.
+
+Holds at most ``size`` origins (REP_MEMORY_STORE_SIZE): the least recently used entry goes
+first, and an entry not written for ``entry_ttl`` seconds counts as gone. An evicted origin is
+fetched again when next needed, so a broad crawl's memory stays flat however many sites it
+meets.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+
+from twisted.internet.defer import Deferred, succeed
+
+from scrapy_rep.crawl._settings import DEFAULT_ENTRY_TTL, DEFAULT_MEMORY_STORE_SIZE
+from scrapy_rep.storage.results._base import StoredRobots
+
+
+class MemoryStore:
+    def __init__(
+        self,
+        *,
+        size: int = DEFAULT_MEMORY_STORE_SIZE,
+        entry_ttl: float = DEFAULT_ENTRY_TTL,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._size = size
+        self._entry_ttl = entry_ttl
+        self._now = clock
+        # origin -> (entry, written at); most recently used last.
+        self._entries: OrderedDict[str, tuple[StoredRobots, float]] = OrderedDict()
+        self._leases: dict[str, tuple[str, float]] = {}
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, origin: str) -> Deferred[StoredRobots | None]:
+        item = self._entries.get(origin)
+        if item is None:
+            return succeed(None)
+        if item[1] + self._entry_ttl <= self._now():
+            del self._entries[origin]
+            return succeed(None)
+        self._entries.move_to_end(origin)
+        return succeed(item[0])
+
+    def put(self, origin: str, entry: StoredRobots) -> Deferred[None]:
+        now = self._now()
+        self._entries[origin] = (entry, now)
+        self._entries.move_to_end(origin)
+        while len(self._entries) > self._size:
+            self._entries.popitem(last=False)
+        return succeed(None)
+
+    def acquire_lease(self, origin: str, owner: str, ttl: float) -> Deferred[bool]:
+        now = self._now()
+        holder = self._leases.get(origin)
+        if holder is None or holder[0] == owner or holder[1] <= now:
+            # Taking a lease we hold renews it.
+            self._leases[origin] = (owner, now + ttl)
+            if len(self._leases) > self._size:
+                self._leases = {k: v for k, v in self._leases.items() if v[1] > now}
+            return succeed(True)
+        return succeed(False)
+
+    def release_lease(self, origin: str, owner: str) -> Deferred[None]:
+        if self._leases.get(origin, ("", 0.0))[0] == owner:
+            del self._leases[origin]
+        return succeed(None)
+
+    def close(self) -> Deferred[None]:
+        return succeed(None)

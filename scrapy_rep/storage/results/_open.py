@@ -1,0 +1,52 @@
+"""Opening the store a crawl names: the factory sits above the backends, which know nothing of it.
+
+``open_store(url, ...)`` for a ``REP_STORE`` URL; ``open_configured`` for a crawl's store options
+(validated by ``scrapy_rep.crawl._settings``, the one place every REP_* setting is checked).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scrapy_rep.crawl._settings import DEFAULT_ENTRY_TTL, DEFAULT_MEMORY_STORE_SIZE, StoreOptions
+from scrapy_rep.storage.results._base import RobotsStore
+
+__all__ = ["open_configured", "open_store"]
+
+
+def open_store(url: str, *, memory_size: int | None = None, **options: Any) -> RobotsStore:
+    """Build a store from a ``REP_STORE`` URL.
+
+    ``memory://`` (default), ``sqlite:///path/file.sqlite3``, ``redis://host:port/db``.
+    Raises ``ValueError`` with a message naming ``REP_STORE`` for anything else.
+    """
+    scheme = url.partition("://")[0].lower() if "://" in url else ""
+    if scheme == "memory":
+        from scrapy_rep.storage.results._memory import MemoryStore
+
+        return MemoryStore(
+            size=memory_size or DEFAULT_MEMORY_STORE_SIZE,
+            entry_ttl=options.get("entry_ttl", DEFAULT_ENTRY_TTL),
+        )
+    if scheme == "sqlite":
+        from scrapy_rep.storage.results._sqlite import SQLiteStore
+
+        return SQLiteStore.from_url(url, **options)
+    if scheme in ("redis", "rediss", "unix"):
+        from scrapy_rep.storage.results._redis import RedisStore
+
+        return RedisStore.from_url(url, **options)
+    raise ValueError(
+        f"REP_STORE={url!r} is not a store URL: use 'memory://', "
+        "'sqlite:///path/to/robots.sqlite3' or 'redis://host:port/db'"
+    )
+
+
+def open_configured(options: StoreOptions) -> RobotsStore:
+    return open_store(
+        options.url,
+        memory_size=options.memory_size,
+        prefix=options.prefix,
+        timeout=options.timeout,
+        entry_ttl=options.entry_ttl,
+    )

@@ -1,7 +1,0 @@
-"""Where robots.txt results live between fetches: memory, SQLite or Redis."""
-
-from scrapy_rep.store._base import RobotsStore, StoredRobots
-from scrapy_rep.store._memory import MemoryStore
-from scrapy_rep.store._open import open_store
-
-__all__ = ["MemoryStore", "RobotsStore", "StoredRobots", "open_store"]
