@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from scrapy_rep.core._explain import explain, format_text, line_texts
+from scrapy_rep.core.explain import explain_rules, format_explanation, line_texts
 from scrapy_rep.core.robots_file import RobotsTxt
 from scrapy_rep.core.tokens import clean_cut, fold, product_token, suggest_token
 
@@ -84,11 +84,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     robots = RobotsTxt.parse(body)
     lines = line_texts(body)
     source = {"file": args.robots_txt}
-    entries = [explain(robots, url, tokens, source, lines) for url in args.urls]
+    entries = [explain_rules(robots, url, tokens, source, lines) for url in args.urls]
     if args.json:
         print(json.dumps(entries, indent=2))
     else:
-        print(format_text(entries))
+        print(format_explanation(entries))
     return 0 if all(entry["allowed"] for entry in entries) else 1
 
 

@@ -1,4 +1,4 @@
-"""Explanations (scrapy_rep.core._explain) and ``python -m scrapy_rep`` for offline files."""
+"""Explanations (scrapy_rep.core.explain) and ``python -m scrapy_rep`` for offline files."""
 
 from __future__ import annotations
 
@@ -16,13 +16,13 @@ from _servers import ScriptedServer
 
 from scrapy_rep import RobotsTxt
 from scrapy_rep.__main__ import main, parse_tokens
-from scrapy_rep.core._explain import (
+from scrapy_rep.core.explain import (
     describe_error,
-    explain,
     explain_report,
+    explain_rules,
+    format_explanation,
     format_rule,
     format_source,
-    format_text,
     line_texts,
     origin_source,
 )
@@ -44,7 +44,7 @@ SOURCE = {"file": "robots.txt"}
 
 
 def entry(url: str, tokens: list[str], body: bytes = ROBOTS) -> dict[str, Any]:
-    return explain(RobotsTxt.parse(body), url, tokens, SOURCE, line_texts(body))
+    return explain_rules(RobotsTxt.parse(body), url, tokens, SOURCE, line_texts(body))
 
 
 def test_disallow_names_rule_line_and_group() -> None:
@@ -70,7 +70,9 @@ def test_index_html_allow_also_allows_the_directory() -> None:
     assert format_rule(result["rule"]) == (
         "line 5: Allow: /private/index.html, which Google also reads as Allow: /private/$"
     )
-    rebuilt = explain(RobotsTxt.parse(ROBOTS), "https://a.example/private/", ["MyBot"], SOURCE)
+    rebuilt = explain_rules(
+        RobotsTxt.parse(ROBOTS), "https://a.example/private/", ["MyBot"], SOURCE
+    )
     assert format_rule(rebuilt["rule"]).endswith("which Google also reads as Allow: /private/$")
     literal = entry("https://a.example/d/", ["MyBot"], b"User-agent: *\nDisallow: /\nAllow: /d/$\n")
     assert format_rule(literal["rule"]) == "line 3: Allow: /d/$"
@@ -99,7 +101,7 @@ def test_no_rule_matched_is_allowed_and_says_so() -> None:
     result = entry("https://a.example/public", ["MyBot"])
     assert result["allowed"] is True
     assert result["rule"] is None
-    assert "rule:   no rule matched" in format_text([result])
+    assert "rule:   no rule matched" in format_explanation([result])
 
 
 def test_no_group_at_all() -> None:
@@ -111,7 +113,7 @@ def test_no_group_at_all() -> None:
 
 
 def test_text_form() -> None:
-    text = format_text([entry("https://a.example/private/x", ["MyBot"])])
+    text = format_explanation([entry("https://a.example/private/x", ["MyBot"])])
     assert text.splitlines() == [
         "DISALLOWED  https://a.example/private/x",
         "  rule:   line 4: Disallow: /private/",
@@ -177,7 +179,7 @@ def test_unreachable_origin_is_disallowed() -> None:
     result = explain_report(down, "https://a.example/page", ["MyBot"])
     assert result["allowed"] is False
     assert result["decided_by"] == "outcome"
-    assert format_text([result]).splitlines()[1] == (
+    assert format_explanation([result]).splitlines()[1] == (
         "  why:    robots.txt unreachable: the whole origin is disallowed for now "
         "(a crawl holds its requests until robots.txt can be fetched)"
     )
@@ -201,7 +203,7 @@ def test_stale_copy_is_flagged() -> None:
 def test_unresolved_url_is_reported_as_error() -> None:
     result = describe_error("http://d/x", ["MyBot"], "boom")
     assert result["allowed"] is False
-    assert "boom" in format_text([result])
+    assert "boom" in format_explanation([result])
 
 
 @pytest.mark.parametrize(
@@ -486,7 +488,7 @@ def test_command_on_a_down_site_says_unreachable_without_crawl_warnings(
 
 def test_offline_checker_does_not_import_scrapy() -> None:
     code = (
-        "import sys, scrapy_rep.__main__, scrapy_rep.core._explain, scrapy_rep.crawl._checks; "
+        "import sys, scrapy_rep.__main__, scrapy_rep.core.explain, scrapy_rep.crawl._checks; "
         "print(sorted(m for m in ('scrapy', 'twisted') if m in sys.modules))"
     )
     result = subprocess.run(

@@ -19,7 +19,7 @@ from scrapy.exceptions import DontCloseSpider
 from scrapy.http import HtmlResponse
 from twisted.internet.defer import DeferredList, maybeDeferred
 
-from scrapy_rep.core._explain import describe_error, explain_report, page_entry, with_usage
+from scrapy_rep.core.explain import describe_error, explain_report, page_entry, with_usage
 from scrapy_rep.core.pageusage import page_usage
 from scrapy_rep.core.purpose import NO_PURPOSE, Purpose
 from scrapy_rep.core.tdmrep import TdmFile, tdm_prefs

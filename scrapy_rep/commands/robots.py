@@ -30,7 +30,7 @@ from scrapy.settings import SETTINGS_PRIORITIES
 
 from scrapy_rep.__main__ import parse_tokens
 from scrapy_rep.commands._online import enable_middleware, explain_online
-from scrapy_rep.core._explain import explain, format_text, line_texts
+from scrapy_rep.core.explain import explain_rules, format_explanation, line_texts
 from scrapy_rep.core.purpose import Purpose
 from scrapy_rep.core.robots_file import RobotsTxt
 from scrapy_rep.crawl._checks import settings_tokens
@@ -144,7 +144,7 @@ class Command(ScrapyCommand):
         if opts.json:
             print(json.dumps(entries, indent=2))
         else:
-            print(format_text(entries))
+            print(format_explanation(entries))
         # A URL whose content the declared purpose may not use is one the crawl drops.
         used = all(entry.get("purpose", {}).get("used", True) for entry in entries)
         self.exitcode = 0 if used and all(entry["allowed"] for entry in entries) else 1
@@ -161,7 +161,7 @@ class Command(ScrapyCommand):
         robots = RobotsTxt.parse(body)
         lines = line_texts(body)
         source = {"file": str(path)}
-        return [explain(robots, url, tokens, source, lines, purpose) for url in urls]
+        return [explain_rules(robots, url, tokens, source, lines, purpose) for url in urls]
 
     def _explain_online(
         self, urls: list[str], tokens: list[str], purpose: Purpose, pages: bool = False

@@ -7,10 +7,10 @@ and never format a message or name a stat themselves.
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from scrapy_rep.core.explain import duration
 from scrapy_rep.core.seen import BoundedSet
 
 if TYPE_CHECKING:
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from scrapy_rep.core.purpose import Refusal
     from scrapy_rep.crawl._cache import OriginState
 
-__all__ = ["Events", "duration", "give_up_reason", "hold_timeout_reason"]
+__all__ = ["Events", "give_up_reason", "hold_timeout_reason"]
 
 logger = logging.getLogger("scrapy_rep.crawl.robotstxt_middleware")
 
@@ -333,13 +333,3 @@ def _outcome(state: OriginState) -> str:
     if decision.stale:
         return f"unreachable ({failure}), serving the last good copy: {answer}"
     return answer
-
-
-def duration(seconds: float) -> str:
-    if math.isinf(seconds):
-        return "never"
-    if seconds >= 3600:
-        return f"{seconds / 3600:.3g}h"
-    if seconds >= 60:
-        return f"{seconds / 60:.3g}m"
-    return f"{max(seconds, 0.0):.3g}s"
