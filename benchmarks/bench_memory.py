@@ -37,14 +37,16 @@ def _body(i: int) -> bytes:
 
 
 def measure(origins: int, store_size: int) -> list[tuple[int, float, int, int]]:
+    from scrapy.http import Request
+    from scrapy.settings import Settings
     from twisted.internet import task
     from twisted.internet.defer import succeed
 
-    from scrapy_rep.core.policy import Fetch, Limits
-    from scrapy_rep.crawl._cache import OriginCache, OriginKeys
+    from scrapy_rep.core.policy import Fetch
+    from scrapy_rep.crawl._cache import OriginKeys
     from scrapy_rep.crawl._events import Events
-    from scrapy_rep.crawl._resolver import Resolver
-    from scrapy_rep.crawl._settings import DEFAULT_ENTRY_TTL
+    from scrapy_rep.crawl._parts import build_parts
+    from scrapy_rep.crawl._settings import DEFAULT_ENTRY_TTL, MiddlewareSettings
     from scrapy_rep.storage.results import MemoryStore
 
     class Stats:
@@ -58,29 +60,25 @@ def measure(origins: int, store_size: int) -> list[tuple[int, float, int, int]]:
 
     clock = task.Clock()
     clock.advance(1_000_000)
-    limits = Limits()
     store = MemoryStore(size=store_size, entry_ttl=DEFAULT_ENTRY_TTL, clock=clock.seconds)
-    cache = OriginCache(limits, 4096, None)
     keys = OriginKeys()
-    resolver = Resolver(
+    parts = build_parts(
         clock=clock,
         store=store,
         fetcher=Fetcher(),  # type: ignore[arg-type]
-        cache=cache,
+        tdm_fetcher=Fetcher(),  # type: ignore[arg-type]
         events=Events(Stats(), lambda: None),
-        limits=limits,
-        lease_ttl=30.0,
-        lease_poll_interval=0.5,
+        config=MiddlewareSettings.from_settings(Settings()),
         owner="bench",
-        wanted=lambda origin: False,
-        resolved=lambda origin, state: None,
-        announce=lambda state, previous, now: None,
+        crawl=lambda request: None,
+        closing=lambda: False,
     )
+    resolver, cache = parts.resolver, parts.cache
     rows = []
     for i in range(1, origins + 1):
         origin = keys.origin(urlsplit(f"http://site{i}.test/page"))
         assert origin is not None
-        resolver.report(origin)
+        resolver.report(origin, Request(f"{origin}/page"))
         state = cache.peek(origin)
         assert state is not None and state.robots is not None
         state.robots.allowed(f"{origin}/site{i}/public/1/x", ("bot",))

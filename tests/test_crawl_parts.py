@@ -1,8 +1,8 @@
 """The crawl side's state machine on its parts, with a fake clock: milliseconds per test.
 
-Resolver + holds + origin cache wired as the middleware wires them, on ``task.Clock``, with
-``MemoryStore`` and a scripted fetcher in place of Scrapy's engine (these are unit tests of
-the parts; what only a crawl can show is in ``test_middleware_*.py``).
+The parts built by ``build_parts``, the factory ``RobotsTxtMiddleware`` uses, on
+``task.Clock``, with ``MemoryStore`` and a scripted fetcher in place of Scrapy's engine (these
+are unit tests of the parts; what only a crawl can show is in ``test_middleware_*.py``).
 """
 
 from __future__ import annotations
@@ -22,11 +22,12 @@ from twisted.internet.defer import Deferred, fail, succeed
 from twisted.python.failure import Failure
 
 from scrapy_rep.core.policy import Entry, Fetch, Limits
-from scrapy_rep.crawl._cache import OriginCache, OriginState
+from scrapy_rep.crawl._cache import OriginState
 from scrapy_rep.crawl._events import Events
+from scrapy_rep.crawl._parts import Parts as BuiltParts
+from scrapy_rep.crawl._parts import build_parts
 from scrapy_rep.crawl._resolver import Resolver
 from scrapy_rep.crawl._settings import MiddlewareSettings
-from scrapy_rep.crawl._waiting import Holds
 from scrapy_rep.storage.held import MemoryHeld
 from scrapy_rep.storage.results import MemoryStore, StoredRobots
 from scrapy_rep.storage.results._base import StoreUnavailable
@@ -135,7 +136,7 @@ class DurableHeld:
 
 
 class Parts:
-    """The resolver, holds and cache wired as ``RobotsTxtMiddleware`` wires them."""
+    """The parts as ``build_parts`` wires them for the middleware."""
 
     def __init__(
         self,
@@ -155,41 +156,39 @@ class Parts:
         self.crawled: list[Request] = []
         self.close_asked = False
         self.emptied = 0
-        events = Events(self.stats, lambda: None)
-        self.cache = OriginCache(limits, 100, None)
-        self.holds = Holds(
-            clock=self.clock,
-            events=events,
-            hold_timeout=hold_timeout,
-            crawl=crawl or self.crawled.append,
-            held=held,
-            drop_reason=lambda origin: "its robots.txt is unreachable",
-            close_requested=lambda: self.close_asked,
-            on_close_requested=self.let_go,
-            on_emptied=self.count_emptied,
+        defaults = MiddlewareSettings.from_settings(Settings())
+        self.config = replace(
+            defaults, limits=limits, hold_timeout=hold_timeout, parsed_cache_size=100
         )
-        self.resolver = self.resolver_for("me")
+        built = self.build("me", crawl or self.crawled.append, held)
+        self.cache, self.resolver, self.holds = built.cache, built.resolver, built.holds
 
-    def resolver_for(self, owner: str) -> Resolver:
-        return Resolver(
+    def build(
+        self, owner: str, crawl: Callable[[Request], None], held: DurableHeld | None = None
+    ) -> BuiltParts:
+        """The parts of one process; another ``owner`` is another fleet process on the same
+        store (and the same fetcher: what it fetches is what the site answers)."""
+        return build_parts(
             clock=self.clock,
             store=self.store,
             fetcher=self.fetcher,
-            cache=self.cache,
+            tdm_fetcher=self.fetcher,
             events=Events(self.stats, lambda: None),
-            limits=self.cache._limits,
-            lease_ttl=30.0,
-            lease_poll_interval=0.5,
+            config=self.config,
             owner=owner,
-            wanted=self.holds.wanted,
-            resolved=self.holds.release,
-            announce=lambda state, previous, now, trigger, from_store: None,
+            crawl=crawl,
+            closing=lambda: self.close_asked,
+            wake=self.count_emptied,
+            held=held,
         )
+
+    def other(self) -> Resolver:
+        """The resolver of another fleet process sharing this one's store."""
+        return self.build("other", lambda request: None).resolver
 
     def hold(self, path: str = "/page") -> Request:
         request = Request(ORIGIN + path)
         self.holds.hold(ORIGIN, request)
-        self.resolver.demand(ORIGIN, request)
         return request
 
     def state(self) -> OriginState | None:
@@ -203,7 +202,6 @@ class Parts:
         self.emptied += 1
 
     def let_go(self) -> None:
-        self.resolver.close()
         self.holds.let_go()
 
 
@@ -245,12 +243,12 @@ def test_unreachable_longer_than_allow_after_releases_as_no_restrictions() -> No
 
 
 def test_no_fetch_while_nothing_waits_for_a_failing_origin() -> None:
-    parts = Parts(error(500))
-    request = parts.hold()
-    parts.holds.release(ORIGIN, parts.cache.peek(ORIGIN))  # type: ignore[arg-type]
-    assert parts.crawled == [request]
+    parts = Parts(error(500), hold_timeout=10)
+    parts.hold()
+    parts.advance(11)  # held too long: nothing waits for the origin any more
+    assert parts.stats["robotstxt/held_dropped"] == 1
     parts.advance(120)
-    assert parts.fetcher.times == [0]  # the retry found nothing waiting
+    assert parts.fetcher.times == [0]  # the interest was withdrawn: no retry at 30 s
 
 
 def test_hold_expiry_drops_held_and_fails_waiters_with_the_reason() -> None:
@@ -260,7 +258,9 @@ def test_hold_expiry_drops_held_and_fails_waiters_with_the_reason() -> None:
     parts.advance(9)
     assert not waiter.called
     parts.advance(2)
-    assert str(failure_of(waiter)) == f"{ORIGIN}: its robots.txt is unreachable"
+    assert str(failure_of(waiter)) == (
+        f"{ORIGIN}: its robots.txt could not be fetched within REP_HOLD_TIMEOUT=10s (HTTP 503)"
+    )
     assert parts.stats["robotstxt/held_dropped"] == 2
     assert parts.crawled == []
     assert not parts.holds.busy()
@@ -270,11 +270,11 @@ def test_hold_expiry_drops_held_and_fails_waiters_with_the_reason() -> None:
 
 def test_lease_held_elsewhere_waits_for_its_entry_without_fetching() -> None:
     parts = Parts()
-    other = parts.resolver_for("other")
+    other = parts.other()
     pending: Deferred[Reply] = Deferred()
     parts.fetcher.script(pending)
     # "another process" takes the lease and fetches
-    other.demand(ORIGIN, Request(ORIGIN + "/other"))
+    other.wait(ORIGIN, Request(ORIGIN + "/other"))
     request = parts.hold()
     parts.advance(5)
     assert parts.crawled == []
@@ -346,6 +346,7 @@ def test_store_outage_and_recovery(caplog: pytest.LogCaptureFixture) -> None:
     store._now = parts.clock.seconds
     store.down = True
     request = parts.hold()
+    parts.clock.advance(0)  # released on the next reactor turn
     # The store cannot answer: this process fetches by itself and goes on.
     assert parts.crawled == [request]
     assert parts.stats["robotstxt/store_error"] >= 3
@@ -357,6 +358,39 @@ def test_store_outage_and_recovery(caplog: pytest.LogCaptureFixture) -> None:
     stored = store.get(ORIGIN).result
     assert stored is not None and stored.body == RULES
     assert "robots.txt store is available again" in caplog.text
+
+
+def test_room_waits_while_limit_origins_resolve_and_wakes_below_it() -> None:
+    pending: Deferred[Reply] = Deferred()
+    parts = Parts(pending, pending)
+    assert parts.resolver.room(1) is None
+    parts.hold()
+    waiter = parts.resolver.room(1)  # one origin being resolved
+    assert waiter is not None and not waiter.called
+    assert parts.resolver.room(2) is None
+    pending.callback(ok())
+    assert waiter.called  # none resolving: below the limit
+    assert parts.resolver.room(1) is None
+    slow: Deferred[Reply] = Deferred()
+    closing = Parts(slow)
+    closing.hold()
+    late = closing.resolver.room(1)
+    assert late is not None
+    closing.let_go()  # the crawl closes: nothing waits for room any more
+    assert late.called and closing.resolver.room(1) is None
+    slow.callback(ok())  # the fetch in flight ends (its resolution is not left pending)
+
+
+def test_release_runs_on_the_next_turn_not_inside_the_resolution() -> None:
+    # The gate the released request passes again asks the resolver: that must not happen
+    # inside the resolver's own completion (here the store and the fetch answer at once, so
+    # the resolution completes inside ``hold``).
+    parts = Parts(ok())
+    request = parts.hold()
+    assert parts.fetcher.times == [0] and parts.state() is not None
+    assert parts.crawled == []
+    parts.clock.advance(0)
+    assert parts.crawled == [request]
 
 
 def test_release_failure_keeps_the_request_and_retries_it() -> None:
@@ -541,10 +575,10 @@ def test_idle_crawl_gives_up_after_the_failures_and_keeps_the_unreachable_entry(
     parts.hold()
     waiter = parts.holds.wait(ORIGIN)
     parts.advance(31)  # two failures: not yet
-    parts.holds.give_up(parts.resolver.given_up)
+    parts.holds.give_up()
     assert parts.holds.busy() and not waiter.called
     parts.advance(60)  # the third failure, at 90 s
-    parts.holds.give_up(parts.resolver.given_up)
+    parts.holds.give_up()
     assert "failed 3 times in a row (HTTP 500)" in str(failure_of(waiter))
     assert parts.stats["robotstxt/gave_up"] == 1
     assert parts.stats["robotstxt/held_dropped"] == 2
@@ -567,7 +601,7 @@ def test_give_up_with_a_durable_place_keeps_the_held_requests_for_the_next_run()
     held = [parts.hold("/1"), parts.hold("/2")]
     waiter = parts.holds.wait(ORIGIN)  # an engine.download caller: this process's only
     parts.advance(91)
-    parts.holds.give_up(parts.resolver.given_up)
+    parts.holds.give_up()
     assert held_place.kept == held
     assert parts.stats["robotstxt/gave_up"] == 1
     assert parts.stats["robotstxt/held_kept_for_next_run"] == 2
@@ -590,7 +624,7 @@ def test_failures_of_an_earlier_run_do_not_give_up_before_an_attempt_of_this_run
     resumed = Parts(ok(), store=store, start=START + 30)
     request = resumed.hold()
     resumed.clock.advance(0)
-    resumed.holds.give_up(resumed.resolver.given_up)  # the first spider_idle
+    resumed.holds.give_up()  # the first spider_idle
     assert resumed.stats.get("robotstxt/gave_up", 0) == 0 and resumed.holds.busy()
     assert resumed.fetcher.times == []  # no new burst: the stored retry_at is kept
     resumed.advance(5.25)
@@ -607,10 +641,10 @@ def test_an_attempt_of_this_run_that_fails_lets_the_idle_crawl_give_up() -> None
     resumed.hold()
     waiter = resumed.holds.wait(ORIGIN)
     resumed.clock.advance(0)
-    resumed.holds.give_up(resumed.resolver.given_up)
+    resumed.holds.give_up()
     assert resumed.stats.get("robotstxt/gave_up", 0) == 0 and not waiter.called
     resumed.advance(5.25)  # its own attempt, at the stored retry_at, fails too
-    resumed.holds.give_up(resumed.resolver.given_up)
+    resumed.holds.give_up()
     assert resumed.stats["robotstxt/gave_up"] == 1
     assert "failed 4 times in a row" in str(failure_of(waiter))
 
@@ -620,10 +654,10 @@ def test_no_give_up_while_another_origin_is_waited_for_or_when_disabled() -> Non
     parts.hold()
     parts.holds.hold("http://b.test", Request("http://b.test/page"))  # not resolved yet
     parts.advance(91)
-    parts.holds.give_up(parts.resolver.given_up)
+    parts.holds.give_up()
     assert parts.stats["robotstxt/gave_up"] == 0
     disabled = Parts(*[error(500)] * 10, limits=replace(LIMITS, give_up_after=0))
     disabled.hold()
     disabled.advance(91)
-    disabled.holds.give_up(disabled.resolver.given_up)
+    disabled.holds.give_up()
     assert disabled.stats["robotstxt/gave_up"] == 0 and disabled.holds.busy()

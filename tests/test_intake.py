@@ -42,31 +42,3 @@ def test_pages_come_before_the_last_robots_txt_with_an_async_store(
     # and at most about CONCURRENT_REQUESTS origins were resolved ahead of the first page.
     assert pages[0] < robots[-1]
     assert sum(i < pages[0] for i in robots) <= 2 * settings["CONCURRENT_REQUESTS"]
-
-
-def test_intake_waits_while_limit_origins_resolve_and_wakes_below_it() -> None:
-    from scrapy_rep.crawl.start_intake_middleware import Intake
-
-    intake = Intake(2)
-    assert intake.room() is None
-    intake.started()
-    intake.started()
-    waiter = intake.room()
-    assert waiter is not None and not waiter.called
-    intake.settled()
-    assert waiter.called
-    assert intake.room() is None  # one origin resolving, below the limit
-    intake.started()
-    assert intake.room() is not None  # two again: the settled one only was taken off
-
-
-def test_intake_lets_go_on_close() -> None:
-    from scrapy_rep.crawl.start_intake_middleware import Intake
-
-    intake = Intake(1)
-    intake.started()
-    waiter = intake.room()
-    assert waiter is not None
-    intake.let_go()
-    assert waiter.called
-    assert intake.room() is None

@@ -147,6 +147,10 @@ class OriginCache:
             return previous.robots
         return RobotsTxt.parse(body or b"")
 
+    def reinstate(self, state: OriginState) -> None:
+        """Put an evicted ``state`` back as it was (same generation), most recently used."""
+        self._keep(state)
+
     def install(
         self, origin: str, entry: Entry, robots: RobotsTxt | None, now: float
     ) -> OriginState:
@@ -156,11 +160,14 @@ class OriginCache:
         if self._crawl_delay is not None and robots is not None and decision.kind == "rules":
             delay = self._crawl_delay(robots)
         state = OriginState(origin, entry, robots, decision, delay)
-        self._states[origin] = state
-        self._states.move_to_end(origin)
+        self._keep(state)
+        return state
+
+    def _keep(self, state: OriginState) -> None:
+        self._states[state.origin] = state
+        self._states.move_to_end(state.origin)
         while len(self._states) > self._size:
             self._states.popitem(last=False)
-        return state
 
 
 class OriginKeys:

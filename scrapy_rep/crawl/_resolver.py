@@ -1,13 +1,19 @@
 """Resolving an origin's robots.txt: store read, fetch lease, fetch, record, store write, retries.
 
-One resolution per origin at a time (single flight); ``_decide`` is the one place that says
-whether robots.txt is fetched now (SPEC B3 refresh, B2 backoff and Retry-After through
-``_policy.serving``). Time comes from the clock it is given.
+A service: ``wait(origin)`` is a Deferred of the origin's state once it serves (rules, or
+everything allowed); cancelling it withdraws the interest, and an origin nobody waits for is
+not retried. ``state`` answers at once from what is known, ``report`` makes one attempt (the
+explain command), ``room(limit)`` waits while ``limit`` origins are being resolved (the
+start-request intake). A new state installed goes to its ``ResolverListener``s (to be logged
+and signalled); nothing is called back otherwise. One resolution per origin at a time (single
+flight); ``_decide`` is the one place that says whether robots.txt is fetched now (SPEC B3
+refresh, B2 backoff and Retry-After through ``policy.serving``). Time comes from the clock it
+is given.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
+from collections.abc import Generator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from twisted.internet import task
@@ -25,9 +31,8 @@ if TYPE_CHECKING:
     from scrapy_rep.core.clock import Clock, DelayedCall
     from scrapy_rep.crawl._cache import OriginCache, OriginReport, OriginState
     from scrapy_rep.crawl._events import Events
-    from scrapy_rep.crawl.start_intake_middleware import Intake
 
-__all__ = ["Announce", "FetcherLike", "Resolver"]
+__all__ = ["FetcherLike", "Resolver", "ResolverListener"]
 
 _T = TypeVar("_T")
 
@@ -38,21 +43,20 @@ class FetcherLike(Protocol):
     def fetch(self, url: str) -> Deferred[tuple[Fetch, bytes | None]]: ...
 
 
-class Announce(Protocol):
-    """Logs (and signals) a newly installed state.
+class ResolverListener:
+    """What the resolver tells: subclass and override what you need (no-ops here)."""
 
-    ``trigger``: the request that made the origin be resolved (None: none known).
-    ``from_store``: the state was read from the store, not fetched by this process.
-    """
-
-    def __call__(
+    def announced(
         self,
         state: OriginState,
         previous: OriginState | None,
         now: float,
         trigger: Request | None,
         from_store: bool,
-    ) -> None: ...
+    ) -> None:
+        """A new state was installed (log it, signal new rules). ``trigger``: the request
+        that made the origin be resolved (None: none known); ``from_store``: read from the
+        store, not fetched by this process."""
 
 
 class ClosingError(Exception):
@@ -72,10 +76,7 @@ class Resolver:
         lease_ttl: float,
         lease_poll_interval: float,
         owner: str,
-        wanted: Callable[[str], bool],
-        resolved: Callable[[str, OriginState], None],
-        announce: Announce,
-        intake: Intake | None = None,
+        listeners: Sequence[ResolverListener] = (),
     ) -> None:
         self._clock = clock
         self._store = store
@@ -86,11 +87,11 @@ class Resolver:
         self._lease_ttl = lease_ttl
         self._poll = lease_poll_interval
         self._owner = owner
-        self._wanted = wanted
-        self._resolved_cb = resolved
-        self._announce = announce
-        # Counts resolutions in progress, so start requests are taken lazily meanwhile.
-        self._intake = intake
+        self._listeners = tuple(listeners)
+        # Per origin, the Deferreds of those waiting for it to serve (``wait``).
+        self._waiters: dict[str, list[Deferred[OriginState]]] = {}
+        # Waiting for room (``room``), with the limit each waits below.
+        self._room: list[tuple[int, Deferred[None]]] = []
         # The request that made each origin being resolved be fetched (robots_parsed names
         # it), kept until the origin is answered.
         self._triggers: dict[str, Request | None] = {}
@@ -104,6 +105,56 @@ class Resolver:
 
     def busy(self) -> bool:
         return bool(self._resolving)
+
+    def room(self, limit: int) -> Deferred[None] | None:
+        """None while fewer than ``limit`` origins are being resolved, else a Deferred fired
+        once fewer are (or the crawl closes): start requests are taken lazily meanwhile
+        (``StartIntakeMiddleware``), as a held request takes no downloader place."""
+        if self._closing or len(self._resolving) < max(1, limit):
+            return None
+        waiter: Deferred[None] = Deferred()
+        self._room.append((max(1, limit), waiter))
+        return waiter
+
+    def _wake_room(self) -> None:
+        waiting, self._room = self._room, []
+        for limit, waiter in waiting:
+            if self._closing or len(self._resolving) < limit:
+                waiter.callback(None)
+            else:
+                self._room.append((limit, waiter))
+
+    def reinstate(self, state: OriginState) -> None:
+        """Make ``state`` the origin's current one again if the cache evicted it (and
+        nothing newer was installed since)."""
+        if self._cache.peek(state.origin) is None:
+            self._cache.reinstate(state)
+
+    def peek(self, origin: str) -> OriginState | None:
+        """The origin's state if known here, without side effects."""
+        return self._cache.peek(origin)
+
+    def wait(self, origin: str, trigger: Request | None) -> Deferred[OriginState]:
+        """The origin's state once it serves (fetched now, or when its backoff allows, and
+        retried while someone waits). Cancel the Deferred to stop waiting."""
+        now = self._clock.seconds()
+        state = self._cache.get(origin, now)
+        if state is not None and state.serving.kind != "hold" and now < state.serving.refresh_at:
+            return succeed(state)
+        waiter: Deferred[OriginState] = Deferred(lambda d: self._withdraw(origin, d))
+        self._waiters.setdefault(origin, []).append(waiter)
+        self._decide(origin, now, trigger, waiting=True)
+        return waiter
+
+    def _withdraw(self, origin: str, waiter: Deferred[OriginState]) -> None:
+        waiters = self._waiters.get(origin, [])
+        if waiter in waiters:
+            waiters.remove(waiter)
+        if not waiters:
+            self._waiters.pop(origin, None)
+
+    def _wanted(self, origin: str) -> bool:
+        return bool(self._waiters.get(origin))
 
     def given_up(self, origin: str) -> str | None:
         """Why an idle crawl may stop waiting for ``origin`` (``_policy.given_up``), or None.
@@ -125,10 +176,6 @@ class Resolver:
         if state is not None and now >= state.serving.refresh_at:
             self._decide(origin, now, trigger, waiting=False)
         return state
-
-    def demand(self, origin: str, trigger: Request) -> None:
-        """``trigger`` waits for ``origin``: fetch now, or when its backoff allows."""
-        self._decide(origin, self._clock.seconds(), trigger, waiting=True)
 
     def _decide(self, origin: str, now: float, trigger: Request | None, *, waiting: bool) -> None:
         """The one place that decides "fetch robots.txt now?".
@@ -166,6 +213,7 @@ class Resolver:
 
     def close(self) -> None:
         self._closing = True
+        self._wake_room()
         for call in self._retries.values():
             if call.active():
                 call.cancel()
@@ -178,28 +226,26 @@ class Resolver:
         if call is not None and call.active():
             call.cancel()
         self._resolving[origin] = []
-        if self._intake is not None:
-            self._intake.started()
         self._resolve(origin).addBoth(self._resolved, origin)
 
     def _resolved(self, result: OriginState | Failure, origin: str) -> None:
-        listeners = self._resolving.pop(origin, [])
-        if self._intake is not None:
-            self._intake.settled()
+        reports = self._resolving.pop(origin, [])
+        self._wake_room()
         if isinstance(result, Failure):
             self._events.resolve_failed(origin, result)
-            for listener in listeners:
-                listener.errback(result)
+            for report in reports:
+                report.errback(result)
             if self._wanted(origin):
                 self._schedule_retry(origin, self._limits.retry_delay)
             return
         state = result
-        for listener in listeners:
-            listener.callback(state)
+        for report in reports:
+            report.callback(state)
         if self._closing:
             return
         if state.serving.kind != "hold":
-            self._resolved_cb(origin, state)
+            for waiter in self._waiters.pop(origin, []):
+                waiter.callback(state)
         elif self._wanted(origin):
             self._decide(origin, self._clock.seconds(), None, waiting=True)
 
@@ -272,8 +318,19 @@ class Resolver:
             yield self._release_lease(origin)
         previous = self._cache.peek(origin)
         state = self._cache.install(origin, new, self._cache.parse(new, body, previous), now)
-        self._announce(state, previous, now, self._trigger(origin, state), False)
+        self._announced(state, previous, now, self._trigger(origin, state), False)
         return state
+
+    def _announced(
+        self,
+        state: OriginState,
+        previous: OriginState | None,
+        now: float,
+        trigger: Request | None,
+        from_store: bool,
+    ) -> None:
+        for listener in self._listeners:
+            listener.announced(state, previous, now, trigger, from_store)
 
     def _load(self, origin: str) -> Deferred[tuple[StoredRobots | None, Entry | None]]:
         def parse(stored: StoredRobots | None) -> tuple[StoredRobots | None, Entry | None]:
@@ -318,5 +375,5 @@ class Resolver:
         body = stored.body if stored is not None else None
         state = self._cache.install(origin, entry, self._cache.parse(entry, body, previous), now)
         if previous is None or previous.entry.fetched_at != entry.fetched_at:
-            self._announce(state, previous, now, self._trigger(origin, state), True)
+            self._announced(state, previous, now, self._trigger(origin, state), True)
         return state

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from collections.abc import Callable, Generator
+from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import IgnoreRequest
@@ -37,8 +37,8 @@ _NO_FILE = TdmFile(())
 
 
 class TdmFiles:
-    """Known tdmrep.json files per origin; ``demand`` fetches one, ``resolved(origin)`` says
-    when it is known."""
+    """Known tdmrep.json files per origin; ``known(origin)`` is a Deferred of one (fetched
+    if need be; cancel it to stop waiting)."""
 
     def __init__(
         self,
@@ -47,14 +47,12 @@ class TdmFiles:
         store: RobotsStore,
         fetcher: FetcherLike,
         limits: Limits,
-        resolved: Callable[[str], None],
         size: int = 4096,
     ) -> None:
         self._clock = clock
         self._store = store
         self._fetcher = fetcher
         self._limits = limits
-        self._resolved = resolved
         self._size = size
         # origin -> (file, valid until)
         self._known: OrderedDict[str, tuple[TdmFile, float]] = OrderedDict()
@@ -72,7 +70,7 @@ class TdmFiles:
         return known[0]
 
     def demand(self, origin: str) -> None:
-        """Fetch the origin's file (once at a time); ``resolved(origin)`` follows."""
+        """Fetch the origin's file (once at a time)."""
         if origin in self._fetching or self._closing:
             return
         self._fetching[origin] = []
@@ -113,7 +111,6 @@ class TdmFiles:
             return
         for waiter in waiters:
             waiter.callback(result)
-        self._resolved(origin)
 
     @inlineCallbacks
     def _resolve(self, origin: str) -> Generator[Deferred[Any], Any, TdmFile]:

@@ -4,10 +4,17 @@ Two kinds wait here (SPEC B2: an origin whose robots.txt is unknown or unreachab
 disallowed for now, so nothing of it is downloaded):
 
 - *held* requests, taken by the gate before they reached the scheduler: they take no slot
-  anywhere, live in a ``HeldRequests`` place (``_held``: memory, ``<JOBDIR>`` file or the
-  fleet's Redis, durable from the moment they are held until released) and are sent back to
-  the scheduler (``crawl``) when their origin is resolved;
+  anywhere, live in a ``HeldRequests`` place (``storage.held``: memory, ``<JOBDIR>`` file or
+  the fleet's Redis, durable from the moment they are held until released) and are sent back
+  to the scheduler (``crawl``) when what they wait for is known;
 - *waiters*: ``engine.download`` callers waiting in process_request (a Deferred each).
+
+Interest is registered, not called back into: per origin, one Deferred from the resolver's
+``wait`` (robots.txt) and, for the gate's TDM check, one from ``TdmFiles.known``. When one
+fires, the origin's requests are sent on the next reactor turn, so the gate they pass again
+never runs inside the resolver's own completion; when nothing waits for an origin any more,
+the Deferreds are cancelled, which withdraws the interest (an origin nobody waits for is not
+retried).
 
 When the crawl stops waiting for held requests — after REP_HOLD_TIMEOUT, or when an idle crawl
 gives an origin up (REP_GIVE_UP_AFTER) — a durable place (JOBDIR, the fleet's Redis) keeps
@@ -34,8 +41,9 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from scrapy.exceptions import IgnoreRequest
 from twisted.internet import task
 from twisted.internet.defer import Deferred
+from twisted.python.failure import Failure
 
-from scrapy_rep.crawl._events import HELD, RELEASED
+from scrapy_rep.crawl._events import HELD, RELEASED, hold_timeout_reason
 from scrapy_rep.storage.held import HeldRequests, MemoryHeld
 
 if TYPE_CHECKING:
@@ -44,6 +52,7 @@ if TYPE_CHECKING:
     from scrapy_rep.core.clock import Clock
     from scrapy_rep.crawl._cache import OriginState
     from scrapy_rep.crawl._events import Events
+    from scrapy_rep.crawl._resolver import Resolver
 
 __all__ = ["Holds"]
 
@@ -56,22 +65,28 @@ class Holds:
         *,
         clock: Clock,
         events: Events,
+        resolver: Resolver,
         hold_timeout: float,
         crawl: Callable[[Request], object],
-        drop_reason: Callable[[str], str],
-        close_requested: Callable[[], bool],
-        on_close_requested: Callable[[], None],
-        on_emptied: Callable[[], None] = lambda: None,
+        closing: Callable[[], bool],
+        wake: Callable[[], None] = lambda: None,
+        on_close: Callable[[], None] = lambda: None,
         held: HeldRequests | None = None,
     ) -> None:
+        """``crawl`` sends a request to the scheduler (``engine.crawl``); ``closing`` says
+        whether the crawl is asked to close; ``wake`` tells the engine that nothing waits any
+        more (it may close now rather than at its next idle check); ``on_close`` closes what
+        else waits for the crawl (called once, when everything here was let go)."""
         self._clock = clock
         self._events = events
+        self._resolver = resolver
         self._timeout = hold_timeout
         self._crawl = crawl
-        self._drop_reason = drop_reason
-        self._close_requested = close_requested
-        self._on_close_requested = on_close_requested
-        self._on_emptied = on_emptied
+        self._closing = closing
+        self._wake = wake
+        self._on_close = on_close
+        # Per (origin, what): the Deferred of the interest registered for it.
+        self._interest: dict[tuple[str, str], Deferred[Any]] = {}
         # Memory until the spider opens and ``open`` gives the crawl's own place.
         self._held: HeldRequests = held if held is not None else MemoryHeld()
         # Per origin: when each of its held requests was held (oldest first).
@@ -117,35 +132,79 @@ class Holds:
         elsewhere: Callable[[], bool] | None = getattr(self._held, "pending_elsewhere", None)
         return elsewhere is not None and elsewhere()
 
-    def hold(self, origin: str, request: Request) -> None:
+    def hold(self, origin: str, request: Request, until: Deferred[Any] | None = None) -> None:
+        """Keep ``request`` until ``origin``'s robots.txt serves or, given ``until`` (the
+        origin's tdmrep.json), until that fires; then it goes back through the gate."""
         if self._closed:
             self._events.dropped(origin, 1, self._closing_reason())
+            if until is not None:
+                until.cancel()
             return
         self._held.add(origin, request)
         self._since.setdefault(origin, []).append(self._clock.seconds())
         self._events.count(HELD)
+        if until is None:
+            self._interested(origin, "robots.txt", request)
+        else:
+            self._register(origin, "tdmrep.json", until)
         self._start_tick()
 
-    def wait(self, origin: str) -> Deferred[OriginState]:
-        """A Deferred fired with the origin's state once it is known (or failed)."""
+    def wait(self, origin: str, request: Request | None = None) -> Deferred[OriginState]:
+        """A Deferred fired with the origin's state once it serves (or failed)."""
         waiter: Deferred[OriginState] = Deferred()
         if self._closed:
             waiter.errback(IgnoreRequest(f"{origin}: {self._closing_reason()}"))
             return waiter
         self._waiting.setdefault(origin, []).append((waiter, self._clock.seconds()))
+        self._interested(origin, "robots.txt", request)
         self._start_tick()
         return waiter
 
-    def release(self, origin: str, state: OriginState) -> None:
-        """``origin`` is resolved: waiters get its state, held requests go to the scheduler."""
-        for waiter, _since in self._waiting.pop(origin, []):
-            waiter.callback(state)
+    def _interested(self, origin: str, what: str, trigger: Request | None) -> None:
+        if (origin, what) not in self._interest:
+            self._register(origin, what, self._resolver.wait(origin, trigger))
+
+    def _register(self, origin: str, what: str, known: Deferred[Any]) -> None:
+        if (origin, what) in self._interest:
+            known.cancel()  # one interest per origin and thing suffices
+            return
+        self._interest[origin, what] = known
+        known.addCallbacks(self._known, _cancelled, callbackArgs=(origin, what))
+
+    def _known(self, result: object, origin: str, what: str) -> None:
+        if self._interest.get((origin, what)) is None:
+            return
+        del self._interest[origin, what]
+        state = None
+        if what == "robots.txt":
+            # Waiters resume in process_request, which asks nothing of the resolver.
+            state = cast("OriginState", result)
+            for waiter, _since in self._waiting.pop(origin, []):
+                waiter.callback(state)
+        # Held requests on the next turn: sending them re-enters the gate, which must not
+        # run inside the completion of what fired this.
+        self._clock.callLater(0, self._release, origin, state)
+
+    def _release(self, origin: str, state: OriginState | None) -> None:
+        """What ``origin``'s held requests waited for is known: back to the scheduler
+        (through the gate again, which holds them anew if something is still unknown)."""
+        if self._closed:
+            return
+        if state is not None:
+            # The state that released them serves their pass through the gate, even if the
+            # origin cache evicted it meanwhile (a cache smaller than the origins in flight
+            # would otherwise release and hold them again for ever).
+            self._resolver.reinstate(state)
         self._send(origin, released=True)
 
-    def resend(self, origin: str) -> None:
-        """Something else the gate waited for is known (the origin's tdmrep.json): its held
-        requests go back to the gate (held again if robots.txt still is not known)."""
-        self._send(origin, released=True)
+    def _forget(self, origin: str) -> None:
+        """Nothing waits for ``origin`` any more: withdraw the interest registered for it."""
+        if self.wanted(origin):
+            return
+        for what in ("robots.txt", "tdmrep.json"):
+            known = self._interest.pop((origin, what), None)
+            if known is not None:
+                known.cancel()
 
     def _send(self, origin: str, *, released: bool) -> None:
         """Take ``origin``'s held requests and send them to the scheduler one by one.
@@ -154,6 +213,7 @@ class Holds:
         an earlier run or another process and pass the gate again (held again if need be).
         """
         self._since.pop(origin, None)
+        self._forget(origin)
         released = released or origin in self._unsent
         self._pending.discard(origin)
         self._unsent.discard(origin)
@@ -182,8 +242,8 @@ class Holds:
 
     def tick(self) -> None:
         """Periodically: notice a close being asked, retry unsent requests, expire old ones."""
-        if self._close_requested():
-            self._on_close_requested()
+        if self._closing():
+            self.let_go()
             return
         self._send_pending()
         dropped = self.expire()
@@ -193,7 +253,7 @@ class Holds:
             if dropped:
                 # Nothing waits any more: the crawl may be over now, not at the engine's next
                 # idle check (every 5 s).
-                self._on_emptied()
+                self._wake()
 
     def expire(self) -> int:
         """Stop waiting for what waited longer than REP_HOLD_TIMEOUT: kept for the next run
@@ -219,6 +279,7 @@ class Holds:
             if expired:
                 dropped += len(expired)
                 self._stop_waiting(origin, expired, [], self._drop_reason(origin), gave_up=False)
+            self._forget(origin)
         for origin in list(self._waiting):
             waiters = _take_older(self._waiting, origin, deadline)
             if waiters:
@@ -227,15 +288,21 @@ class Holds:
                 self._events.dropped(origin, len(waiters), reason)
                 for waiter in waiters:
                     waiter.errback(IgnoreRequest(f"{origin}: {reason}"))
+                self._forget(origin)
         return dropped
 
-    def give_up(self, reason: Callable[[str], str | None]) -> None:
-        """The crawl has nothing else to do: if every origin still waited for has a give-up
-        ``reason`` (``Resolver.given_up``), drop its requests now instead of at the timeout.
-        """
+    def _drop_reason(self, origin: str) -> str:
+        state = self._resolver.peek(origin)
+        return hold_timeout_reason(self._timeout, state.entry.error if state else None)
+
+    def give_up(self) -> None:
+        """The crawl has nothing else to do: if every origin still waited for may be given
+        up (``Resolver.given_up``), stop waiting for its requests now instead of at the
+        timeout."""
         if self._pending:
             return
-        reasons = {origin: reason(origin) for origin in {*self._since, *self._waiting}}
+        origins = {*self._since, *self._waiting}
+        reasons = {origin: self._resolver.given_up(origin) for origin in origins}
         if not reasons or None in reasons.values():
             return
         for origin, why in reasons.items():
@@ -243,6 +310,7 @@ class Holds:
             self._since.pop(origin, None)
             waiters = [waiter for waiter, _since in self._waiting.pop(origin, [])]
             self._stop_waiting(origin, self._held.take(origin), waiters, why, gave_up=True)
+            self._forget(origin)
 
     def _stop_waiting(
         self,
@@ -270,7 +338,8 @@ class Holds:
             waiter.errback(IgnoreRequest(f"{origin}: {why}"))
 
     def let_go(self) -> None:
-        """The crawl closes: let every waiting request go now (may be called again)."""
+        """The crawl closes: let every waiting request go now, then ``on_close`` (may be
+        called again)."""
         if self._closed:
             return
         self._closed = True
@@ -281,6 +350,9 @@ class Holds:
             for waiter, _since in waiters:
                 waiter.errback(IgnoreRequest(f"{origin}: {self._closing_reason()}"))
         self._since, self._pending, self._unsent = {}, set(), set()
+        interest, self._interest = self._interest, {}
+        for known in interest.values():
+            known.cancel()
         if self._held.next_run is None:
             self._events.closed_with_held(len(self._held))
         else:
@@ -288,6 +360,7 @@ class Holds:
             persisted = len(self._held) - self._held.in_memory()
             self._events.closed_keeping(persisted, self._kept, self._held.next_run)
         self._held.close()
+        self._on_close()
 
     def _closing_reason(self) -> str:
         return "its robots.txt was not known when the crawl closed"
@@ -296,6 +369,11 @@ class Holds:
         if not self._tick.running and not self._closed:
             # Often enough to notice a close within a second, and to expire on time.
             self._tick.start(min(1.0, max(0.05, self._timeout / 4)), now=False)
+
+
+def _cancelled(failure: Failure) -> None:
+    """An interest withdrawn (``CancelledError``) or ended by the crawl closing: nothing to
+    do, the requests it covered were sent, given up or let go already."""
 
 
 def _take_older(table: dict[str, list[tuple[T, float]]], origin: str, deadline: float) -> list[T]:

@@ -4,14 +4,8 @@ Enable with ``ADDONS = {"scrapy_rep.Addon": 0}``, or by hand: ``ROBOTSTXT_OBEY =
 DOWNLOADER_MIDDLEWARES, Scrapy's robots.txt middleware set to None,
 ``"scrapy_rep.RobotsTxtMiddleware": 100`` and ``"scrapy_rep.RobotsTxtGuard": 950``.
 
-The façade wiring the parts to Scrapy (README "How it is built"); each part has one job and
-takes its time from the clock it is given: ``_cache`` (known origins, LRU), ``_resolver``
-(store, lease, fetch, retries; the one place deciding "fetch now?"), ``_holds`` (requests
-waiting for robots.txt), ``_held`` (where held requests live: memory, JOBDIR, the fleet's
-Redis), ``_verdict`` (what known rules say of a request), ``_events`` (stats and log lines),
-``_compat`` (Scrapy-version differences), ``_settings`` (every setting, checked).
-
-How a request travels:
+It connects the parts (``_parts.build_parts``) to Scrapy's signals and downloader. How a
+request travels:
 
 - **Gate** (``request_scheduled`` handler). Origin (SPEC B1) known: a disallowed request is
   dropped before it reaches the scheduler (``IgnoreRequest``). Origin unknown or unreachable:
@@ -46,17 +40,15 @@ from scrapy_rep.core.robots_file import RobotsTxt
 from scrapy_rep.core.tdmrep import TdmFile, TdmRule
 from scrapy_rep.core.usage import NO_PREFERENCE, UsagePrefs
 from scrapy_rep.crawl import _compat
-from scrapy_rep.crawl._cache import RUN, OriginCache, OriginKeys, OriginReport, OriginState
+from scrapy_rep.crawl._cache import RUN, OriginKeys, OriginReport, OriginState
 from scrapy_rep.crawl._checks import settings_tokens
-from scrapy_rep.crawl._events import RESCHEDULED, Events, hold_timeout_reason
+from scrapy_rep.crawl._events import RESCHEDULED, Events
 from scrapy_rep.crawl._fetch import Fetcher
-from scrapy_rep.crawl._resolver import Resolver
+from scrapy_rep.crawl._parts import build_parts
+from scrapy_rep.crawl._resolver import ResolverListener
 from scrapy_rep.crawl._settings import MiddlewareSettings
-from scrapy_rep.crawl._tdm import TdmFiles
 from scrapy_rep.crawl._verdict import Verdicts
-from scrapy_rep.crawl._waiting import Holds
 from scrapy_rep.crawl.robot_parser import RobotParser
-from scrapy_rep.crawl.start_intake_middleware import Intake
 from scrapy_rep.storage.held import open_held
 from scrapy_rep.storage.results import RobotsStore
 from scrapy_rep.storage.results._open import open_configured
@@ -97,48 +89,28 @@ class RobotsTxtMiddleware:
         # REP_USER_AGENTS > ROBOTSTXT_USER_AGENT > User-Agent (SPEC C1, C2), decided in one place.
         tokens = settings_tokens(crawler.settings, crawler)
         self._verdicts = Verdicts(crawler, tokens, self._events, config.purpose)
-        crawl_delay = self._verdicts.crawl_delay_of if config.crawl_delay else None
-        self._cache = OriginCache(config.limits, config.parsed_cache_size, crawl_delay)
         self._config = config
         self._hold_timeout = config.hold_timeout
-        # Start requests wait while CONCURRENT_REQUESTS origins are being resolved
-        # (StartIntakeMiddleware): a held request takes no downloader place to back out on.
-        self.intake = Intake(crawler.settings.getint("CONCURRENT_REQUESTS"))
-        self._holds = Holds(
-            clock=clock,
-            events=self._events,
-            hold_timeout=config.hold_timeout,
-            crawl=self._crawl,
-            drop_reason=self._drop_reason,
-            close_requested=lambda: _compat.close_requested(crawler.engine),
-            on_close_requested=self._let_go,
-            on_emptied=lambda: _compat.wake(crawler.engine),
-        )
-        self._resolver = Resolver(
+        parts = build_parts(
             clock=clock,
             store=store,
             fetcher=Fetcher(crawler),
-            cache=self._cache,
+            tdm_fetcher=Fetcher(crawler, "tdmrep.json", "tdmrep"),
             events=self._events,
-            limits=config.limits,
-            lease_ttl=config.lease_ttl,
-            lease_poll_interval=config.lease_poll_interval,
+            config=config,
             owner=uuid.uuid4().hex,
-            wanted=self._holds.wanted,
-            resolved=self._holds.release,
-            announce=self._announce,
-            intake=self.intake,
+            crawl=self._crawl,
+            closing=lambda: _compat.close_requested(crawler.engine),
+            wake=lambda: _compat.wake(crawler.engine),
+            crawl_delay=self._verdicts.crawl_delay_of if config.crawl_delay else None,
+            listeners=(_Announcer(self),),
         )
+        self._cache, self._resolver, self._holds = parts.cache, parts.resolver, parts.holds
+        self._tdm = parts.tdm
+        self._concurrent_requests = crawler.settings.getint("CONCURRENT_REQUESTS")
         # The gate waits for tdmrep.json only when a declared purpose is one a TDM
         # reservation speaks for; otherwise it is never fetched (``tdm_file`` aside).
         self._gate_tdm = config.purpose.needs_tdm
-        self._tdm = TdmFiles(
-            clock=clock,
-            store=store,
-            fetcher=Fetcher(crawler, "tdmrep.json", "tdmrep"),
-            limits=config.limits,
-            resolved=self._holds.resend,
-        )
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RobotsTxtMiddleware:
@@ -169,15 +141,14 @@ class RobotsTxtMiddleware:
         state = self._resolver.state(origin, self._clock.seconds(), request)
         if state is None or state.serving.kind == "hold":
             self._holds.hold(origin, request)
-            self._waits(origin, state, request)
+            self._say_waiting(state)
             raise IgnoreRequest("held until robots.txt is known")
         tdm = None
         if self._gate_tdm:
             tdm = self._tdm.get(origin)
             if tdm is None and self._verdicts.crawlable(state, request):
                 # The declared purpose needs the origin's TDM reservation: wait for it too.
-                self._holds.hold(origin, request)
-                self._tdm.demand(origin)
+                self._holds.hold(origin, request, until=self._tdm.known(origin))
                 raise IgnoreRequest("held until tdmrep.json is known")
         self._verdicts.at_gate(state, request, tdm)
         meta[_GATED] = state.generation
@@ -216,17 +187,16 @@ class RobotsTxtMiddleware:
         # an earlier run of this JOBDIR) allowed. It waits off Downloader.active while the
         # resolver reads the shared store (a fetch only if the store has nothing), rather than
         # going through this process's gate and the queue again.
-        waiter = self._holds.wait(origin)
-        self._waits(origin, state, request)
+        waiter = self._holds.wait(origin, request)
+        self._say_waiting(state)
         return self._check_later(waiter, request)
 
     #: The final gate, just before download (``async def`` on Scrapy >= 2.14, as its own).
     process_request = _compat.process_request(_final_gate)
 
-    def _waits(self, origin: str, state: OriginState | None, request: Request) -> None:
-        """``request`` waits for ``origin``'s robots.txt: fetch it, say why it waits (once)."""
-        self._resolver.demand(origin, request)
-        # An origin still being fetched for the first time is not announced (the usual case).
+    def _say_waiting(self, state: OriginState | None) -> None:
+        """Requests wait for an origin's robots.txt: say why (once per origin). An origin
+        still being fetched for the first time is not announced (the usual case)."""
         if state is not None:
             self._events.holding(state, self._clock.seconds(), self._hold_timeout)
 
@@ -247,6 +217,11 @@ class RobotsTxtMiddleware:
 
     def _tdm_of(self, origin: str) -> TdmFile | None:
         return self._tdm.get(origin) if self._gate_tdm else None
+
+    def intake_room(self) -> Deferred[None] | None:
+        """For ``StartIntakeMiddleware``: None when a start request may be taken now, else a
+        Deferred fired when it may (fewer than CONCURRENT_REQUESTS origins being resolved)."""
+        return self._resolver.room(self._concurrent_requests)
 
     def tdm_file(self, url: str) -> Deferred[TdmFile]:
         """The tdmrep.json of ``url``'s origin, fetched once as the gate fetches it (the
@@ -305,12 +280,7 @@ class RobotsTxtMiddleware:
         assert engine is not None
         engine.crawl(request)
 
-    def _drop_reason(self, origin: str) -> str:
-        state = self._cache.peek(origin)
-        error = state.entry.error if state is not None else None
-        return hold_timeout_reason(self._hold_timeout, error)
-
-    def _announce(
+    def announced(
         self,
         state: OriginState,
         previous: OriginState | None,
@@ -336,7 +306,7 @@ class RobotsTxtMiddleware:
 
     def _on_idle(self, spider: Spider | None = None) -> None:
         # Nothing else to do: stop waiting for origins that keep failing (REP_GIVE_UP_AFTER).
-        self._holds.give_up(self._resolver.given_up)
+        self._holds.give_up()
         # pending_elsewhere: another fleet process holds requests that come here if it dies.
         if (
             self._holds.busy()
@@ -356,15 +326,27 @@ class RobotsTxtMiddleware:
         )
         self._holds.open(held)
 
-    def _let_go(self) -> None:
-        """The crawl is closing: no more fetches, and every waiting request is let go now."""
-        self._resolver.close()
-        self._tdm.close()
-        self._holds.let_go()
-        self.intake.let_go()
-
     async def _on_closed(self, spider: Spider, reason: str = "") -> None:
-        self._let_go()
+        # Every waiting request let go, then no more fetches (if a close request did not
+        # already: the holds notice one on their tick).
+        self._holds.let_go()
         closed = maybeDeferred(self._store.close)
         closed.addErrback(lambda failure: self._events.store_failed(failure.getErrorMessage()))
         await maybe_deferred_to_future(closed)
+
+
+class _Announcer(ResolverListener):
+    """The middleware's ear on the resolver: new states are logged and signalled."""
+
+    def __init__(self, middleware: RobotsTxtMiddleware) -> None:
+        self._middleware = middleware
+
+    def announced(
+        self,
+        state: OriginState,
+        previous: OriginState | None,
+        now: float,
+        trigger: Request | None,
+        from_store: bool,
+    ) -> None:
+        self._middleware.announced(state, previous, now, trigger, from_store)
