@@ -24,6 +24,7 @@ from scrapy_rep.core.pageusage import page_usage
 from scrapy_rep.core.purpose import NO_PURPOSE, Purpose
 from scrapy_rep.core.tdmrep import TdmFile, tdm_prefs
 from scrapy_rep.core.usage import NO_PREFERENCE, UsagePrefs, UsageSource, combine
+from scrapy_rep.crawl import _compat
 from scrapy_rep.crawl._running import running_middleware
 from scrapy_rep.crawl.addon import BUILTIN_MIDDLEWARE, MIDDLEWARE, MIDDLEWARE_ORDER, component_path
 from scrapy_rep.crawl.guard_middleware import GUARD, GUARD_ORDER
@@ -256,10 +257,4 @@ class _ExplainSpider(Spider):
         engine = self.crawler.engine
         if engine is None or getattr(engine, "spider", self) is None:
             return
-        close_async = getattr(engine, "close_spider_async", None)  # Scrapy >= 2.14
-        if close_async is not None:
-            from scrapy.utils.defer import deferred_from_coro
-
-            deferred_from_coro(close_async(reason="finished"))
-        else:
-            engine.close_spider(self, "finished")
+        _compat.close_spider(engine, self, "finished")

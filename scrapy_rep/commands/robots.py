@@ -31,6 +31,7 @@ from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy_rep.__main__ import parse_tokens
 from scrapy_rep.commands._online import enable_middleware, explain_online
 from scrapy_rep.core.explain import explain_rules, format_explanation, line_texts
+from scrapy_rep.core.origin import ROBOTS_SCHEMES
 from scrapy_rep.core.purpose import Purpose
 from scrapy_rep.core.robots_file import RobotsTxt
 from scrapy_rep.crawl._checks import settings_tokens
@@ -40,8 +41,6 @@ if TYPE_CHECKING:
     import argparse
 
 __all__ = ["Command"]
-
-_SCHEMES = ("http", "https", "ftp")
 
 
 class Command(ScrapyCommand):
@@ -106,7 +105,7 @@ class Command(ScrapyCommand):
             raise UsageError("give at least one URL")
         for url in args:
             parts = urlsplit(url)
-            if parts.scheme not in _SCHEMES or not parts.hostname:
+            if parts.scheme not in ROBOTS_SCHEMES or not parts.hostname:
                 raise UsageError(f"not an http(s) or ftp URL: {url!r}", print_help=False)
         if opts.page and opts.file is not None:
             raise UsageError("--page fetches the pages: it cannot be used with --file")

@@ -10,9 +10,13 @@ from __future__ import annotations
 
 from urllib.parse import ParseResult, SplitResult, urlsplit
 
-__all__ = ["DEFAULT_PORTS", "origin", "origin_from_parts", "robots_url"]
+__all__ = ["DEFAULT_PORTS", "ROBOTS_SCHEMES", "origin", "origin_from_parts", "robots_url"]
 
+#: The schemes robots.txt applies to, with their default ports.
 DEFAULT_PORTS = {"http": 80, "https": 443, "ftp": 21}
+#: The schemes robots.txt applies to: only these URLs have an origin, and only these download
+#: handlers may serve a robots.txt request.
+ROBOTS_SCHEMES = frozenset(DEFAULT_PORTS)
 
 
 def origin(url: str) -> str | None:

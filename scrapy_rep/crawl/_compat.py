@@ -1,4 +1,5 @@
-"""Every place where Scrapy versions differ for the middleware (2.11.2 … 2.19), one function each.
+"""Where Scrapy versions differ (2.11.2 … 2.19), one function each, for the crawl's components
+and the commands; the one branch still outside is ``_running.running_middleware``'s lookup.
 
 Each function says which versions take which branch, so it can go when the oldest supported
 Scrapy no longer needs it.
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.core import spidermw as _scrapy_spidermw
-from scrapy.http import Request
+from scrapy.http import Request, Response
 from scrapy.utils import defer as _scrapy_defer
 from scrapy.utils.defer import deferred_from_coro
 from twisted.internet.defer import Deferred, succeed
@@ -23,6 +24,8 @@ __all__ = [
     "ASYNC_MIDDLEWARE",
     "START_INTAKE",
     "close_requested",
+    "close_spider",
+    "download",
     "downloader_slot",
     "leave_active",
     "process_request",
@@ -73,6 +76,31 @@ def process_request(final_gate: FinalGate) -> Callable[..., Any]:
         return deferred_from_coro(result)
 
     return deferred
+
+
+def download(engine: Any, request: Request) -> Deferred[Response]:
+    """``request`` downloaded through the engine and every downloader middleware, as a Deferred.
+
+    Scrapy >= 2.14 has ``engine.download_async`` (a coroutine; ``engine.download`` is
+    deprecated there); Scrapy 2.11 to 2.13 have ``engine.download``, a Deferred.
+    """
+    if hasattr(engine, "download_async"):
+        return deferred_from_coro(engine.download_async(request))
+    result: Deferred[Response] = engine.download(request)
+    return result
+
+
+def close_spider(engine: Any, spider: Any, reason: str) -> None:
+    """Ask the engine to close the running spider.
+
+    Scrapy >= 2.14 has ``engine.close_spider_async(reason=...)`` (``close_spider`` is
+    deprecated there); Scrapy 2.11 to 2.13 have ``engine.close_spider(spider, reason)``.
+    """
+    close_async = getattr(engine, "close_spider_async", None)
+    if close_async is not None:
+        deferred_from_coro(close_async(reason=reason))
+    else:
+        engine.close_spider(spider, reason)
 
 
 def downloader_slot(engine: Any, request: Request) -> Any:

@@ -25,18 +25,13 @@ from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, StopDownload
 from scrapy.http import Request, Response
 from scrapy.http.request import NO_CALLBACK
-from scrapy.utils.defer import deferred_from_coro
 from twisted.internet.defer import Deferred, inlineCallbacks
 
-from scrapy_rep.core.origin import origin
+from scrapy_rep.core.origin import ROBOTS_SCHEMES, origin
 from scrapy_rep.core.parser import MAX_BODY_BYTES
 from scrapy_rep.core.policy import MAX_REDIRECTS, Fetch, classify, parse_retry_after
-from scrapy_rep.crawl.guard_middleware import (
-    ROBOTS_META,
-    ROBOTS_SCHEMES,
-    TRUNCATED_FLAG,
-    check_wiring,
-)
+from scrapy_rep.crawl import _compat
+from scrapy_rep.crawl.guard_middleware import ROBOTS_META, TRUNCATED_FLAG, check_wiring
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -78,7 +73,7 @@ class Fetcher:
         start = url
         redirects: list[str] = []
         # SPEC B1: an ftp origin's robots.txt is on ftp; nothing else but http(s).
-        schemes = _HTTP | ({"ftp"} if url.startswith("ftp:") else set())
+        schemes = ROBOTS_SCHEMES if url.startswith("ftp:") else ROBOTS_SCHEMES - {"ftp"}
         while True:
             try:
                 request = self._request(url)
@@ -151,6 +146,8 @@ class Fetcher:
         if kind == "no_robots":
             return Fetch("no_robots", response.status, redirects), None
         if kind == "unreachable":
+            # An HTTP-date Retry-After is read against the wall clock, at once (into a delay):
+            # the fetcher is given no clock, and a date means nothing to a test's task.Clock.
             retry_after = parse_retry_after(_header(response, b"Retry-After"), time.time())
             error = f"HTTP {response.status}"
             fetch = Fetch(
@@ -188,12 +185,7 @@ class Fetcher:
 
     def _download(self, request: Request) -> Deferred[Response]:
         self._track(+1)
-        engine = self._crawler.engine
-        assert engine is not None
-        if hasattr(engine, "download_async"):  # Scrapy >= 2.14
-            return deferred_from_coro(engine.download_async(request))
-        result: Deferred[Response] = engine.download(request)
-        return result
+        return _compat.download(self._crawler.engine, request)
 
     def _track(self, delta: int) -> None:
         # The bytes_received handler costs a call per chunk of every response:
@@ -213,9 +205,6 @@ class Fetcher:
         self._received[key] = total
         if total >= MAX_BODY_BYTES:
             raise StopDownload(fail=False)
-
-
-_HTTP = frozenset({"http", "https"})
 
 
 def _redirect_target(

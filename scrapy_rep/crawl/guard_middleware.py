@@ -33,6 +33,7 @@ from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import load_object
 
 from scrapy_rep.core.decode import ACCEPT_ENCODING, decode, split_codings
+from scrapy_rep.core.origin import ROBOTS_SCHEMES
 from scrapy_rep.core.parser import MAX_BODY_BYTES
 
 if TYPE_CHECKING:
@@ -45,7 +46,6 @@ __all__ = [
     "GUARD",
     "GUARD_ORDER",
     "ROBOTS_META",
-    "ROBOTS_SCHEMES",
     "TRUNCATED_FLAG",
     "RobotsTxtGuard",
     "check_wiring",
@@ -59,9 +59,6 @@ GUARD = "scrapy_rep.RobotsTxtGuard"
 GUARD_ORDER = 950
 #: Meta key marking this package's own robots.txt requests.
 ROBOTS_META = "rep_robotstxt"
-#: The download handlers a robots.txt request may reach (SPEC B1: robots.txt
-#: exists for these schemes only).
-ROBOTS_SCHEMES = frozenset({"http", "https", "ftp"})
 #: Response flag: the decoded body was cut at 512,000 bytes.
 TRUNCATED_FLAG = "robotstxt_decoded_truncated"
 
