@@ -1,5 +1,6 @@
-"""The time the crawl-side parts are given: Twisted's ``IReactorTime`` (the reactor in a crawl,
-``twisted.internet.task.Clock`` in unit tests), typed as a Protocol for mypy."""
+"""The one clock type: what the crawl's parts and the held-requests places are given, Twisted's
+``IReactorTime`` (the reactor in a crawl, ``twisted.internet.task.Clock`` in unit tests), typed
+as a Protocol for mypy."""
 
 from __future__ import annotations
 

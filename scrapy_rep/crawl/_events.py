@@ -1,7 +1,9 @@
-"""What the middleware tells the user: every stat name and every log line, in one place.
+"""What the robots.txt middleware's parts tell the user: their log lines, in one place.
 
-The other parts call these methods ("a request was held", "robots.txt became unreachable")
-and never format a message or name a stat themselves.
+The parts (cache, resolver, holds, verdicts) call these methods ("a request was held",
+"robots.txt became unreachable") and never format a message themselves. Stat names are those of
+``scrapy_rep.core.stats``, the one module naming every stat (the stores count there too); the
+names the parts count through ``Events.count`` are imported here for them.
 """
 
 from __future__ import annotations
@@ -12,6 +14,27 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy_rep.core.explain import duration
 from scrapy_rep.core.seen import BoundedSet
+from scrapy_rep.core.stats import (
+    FORBIDDEN,
+    FORBIDDEN_BEFORE_SCHEDULE,
+    GAVE_UP,
+    HELD,
+    HELD_DROPPED,
+    HELD_DROPPED_ON_CLOSE,
+    HELD_KEPT,
+    HELD_PERSISTED,
+    HELD_RESTORED,
+    RECOVERED,
+    REFRESH,
+    RELEASE_FAILED,
+    RELEASED,
+    RESCHEDULED,
+    STALE_SERVED,
+    STORE_HIT,
+    UNREACHABLE,
+    USAGE_FORBIDDEN,
+)
+from scrapy_rep.storage.outage import Outage
 
 if TYPE_CHECKING:
     from scrapy.http import Request
@@ -19,43 +42,19 @@ if TYPE_CHECKING:
     from scrapy_rep.core.purpose import Refusal
     from scrapy_rep.crawl._cache import OriginState
 
-__all__ = ["Events", "give_up_reason", "hold_timeout_reason"]
+__all__ = [
+    # Counted by the parts through ``Events.count``.
+    "HELD",
+    "REFRESH",
+    "RELEASED",
+    "RESCHEDULED",
+    "STORE_HIT",
+    "Events",
+    "give_up_reason",
+    "hold_timeout_reason",
+]
 
 logger = logging.getLogger("scrapy_rep.crawl.robotstxt_middleware")
-
-# Stat names (README "Stats" table); all under Scrapy's ``robotstxt/`` prefix.
-#: Every request dropped because robots.txt disallows it, as Scrapy's middleware counts them;
-#: the two below say where (a request is counted in FORBIDDEN and in one of them).
-FORBIDDEN = "robotstxt/forbidden"
-FORBIDDEN_BEFORE_SCHEDULE = "robotstxt/forbidden_before_schedule"
-FORBIDDEN_BEFORE_DOWNLOAD = "robotstxt/forbidden_before_download"
-#: A disallowed request seen again (same fingerprint): dropped without a second count or log
-#: line, as the dupefilter would have dropped it before Scrapy's own middleware saw it.
-FORBIDDEN_DUPLICATE = "robotstxt/forbidden_duplicate"
-#: Requests dropped because their usage preferences refuse the declared purpose
-#: (REP_USAGE_PURPOSES); ``…/<label>`` says which label refused.
-USAGE_FORBIDDEN = "robotstxt/usage_forbidden"
-HELD = "robotstxt/held"
-RELEASED = "robotstxt/released"
-RELEASE_FAILED = "robotstxt/release_failed"
-HELD_DROPPED = "robotstxt/held_dropped"
-HELD_DROPPED_ON_CLOSE = "robotstxt/held_dropped_on_close"
-HELD_PERSISTED = "robotstxt/held_persisted"
-#: Held requests the crawl stopped waiting for (REP_HOLD_TIMEOUT, REP_GIVE_UP_AFTER), left in
-#: JOBDIR or Redis for the job's next run instead of being dropped.
-HELD_KEPT = "robotstxt/held_kept_for_next_run"
-HELD_RESTORED = "robotstxt/held_restored"
-RESCHEDULED = "robotstxt/rescheduled"
-STORE_HIT = "robotstxt/store_hit"
-STORE_ERROR = "robotstxt/store_error"
-REFRESH = "robotstxt/refresh"
-UNREACHABLE = "robotstxt/unreachable"
-RECOVERED = "robotstxt/recovered"
-STALE_SERVED = "robotstxt/stale_served"
-CRAWL_DELAY_APPLIED = "robotstxt/crawl_delay_applied"
-
-# Giving up on an origin when the crawl has nothing else to do (REP_GIVE_UP_AFTER).
-GAVE_UP = "robotstxt/gave_up"
 
 
 def give_up_reason(failures: int, error: str | None) -> str:
@@ -77,7 +76,14 @@ class Events:
     def __init__(self, stats: Any, spider: Callable[[], object]) -> None:
         self._stats = stats
         self._spider = spider
-        self._store_down = False
+        self._store = Outage(
+            stats=stats,
+            logger=logger,
+            lost="robots.txt store unavailable (%s): going on with this process's own state "
+            "until it answers again",
+            back="robots.txt store is available again",
+            spider=spider,
+        )
         # Origins whose waiting requests were announced (``holding``), until answered.
         self._announced: BoundedSet[str] = BoundedSet()
         # Origins whose requests were kept for the next run (one WARNING each).
@@ -174,20 +180,10 @@ class Events:
         )
 
     def store_failed(self, error: str) -> None:
-        self._stats.inc_value(STORE_ERROR)
-        if not self._store_down:
-            self._store_down = True
-            logger.warning(
-                "robots.txt store unavailable (%s): going on with this process's own "
-                "state until it answers again",
-                error,
-                extra=self._extra(),
-            )
+        self._store.failed(error)
 
     def store_answered(self) -> None:
-        if self._store_down:
-            self._store_down = False
-            logger.info("robots.txt store is available again", extra=self._extra())
+        self._store.answered()
 
     def resolve_failed(self, origin: str, error: object) -> None:
         logger.error("Resolving robots.txt of %s failed: %s", origin, error, extra=self._extra())

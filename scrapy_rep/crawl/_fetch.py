@@ -30,6 +30,7 @@ from twisted.internet.defer import Deferred, inlineCallbacks
 from scrapy_rep.core.origin import ROBOTS_SCHEMES, origin
 from scrapy_rep.core.parser import MAX_BODY_BYTES
 from scrapy_rep.core.policy import MAX_REDIRECTS, Fetch, classify, parse_retry_after
+from scrapy_rep.core.stats import ROBOTSTXT_FETCH, TDMREP_FETCH
 from scrapy_rep.crawl import _compat
 from scrapy_rep.crawl.guard_middleware import ROBOTS_META, TRUNCATED_FLAG, check_wiring
 
@@ -43,13 +44,16 @@ logger = logging.getLogger(__name__)
 
 #: Like Scrapy's own robots.txt requests: ahead of pages in a download slot.
 _PRIORITY = 1000
+#: The stats of each fetched file, by the ``prefix`` a Fetcher is given.
+_STATS = {"robotstxt": ROBOTSTXT_FETCH, "tdmrep": TDMREP_FETCH}
 
 
 class Fetcher:
     """Fetches robots.txt for origins through ``crawler.engine``.
 
-    ``document`` and ``prefix``: what is fetched, for log lines, and the prefix of its stats;
-    ``/.well-known/tdmrep.json`` is fetched the same way (``tdmrep.json``, ``tdmrep``).
+    ``document`` and ``prefix``: what is fetched, for log lines, and the prefix of its stats
+    (``scrapy_rep.core.stats``); ``/.well-known/tdmrep.json`` is fetched the same way
+    (``tdmrep.json``, ``tdmrep``).
     """
 
     def __init__(
@@ -58,7 +62,7 @@ class Fetcher:
         check_wiring(crawler.settings)
         self._crawler = crawler
         self._document = document
-        self._prefix = prefix
+        self._names = _STATS[prefix]
         self._stats: StatsCollector = crawler.stats
         settings = crawler.settings
         self._ftp_password = str(settings.get("FTP_PASSWORD") or "guest")
@@ -79,7 +83,7 @@ class Fetcher:
                 request = self._request(url)
             except ValueError as exc:  # a redirect target Scrapy cannot request
                 return self._refused(start, url, str(exc), redirects[:-1])
-            self._stats.inc_value(f"{self._prefix}/request_count")
+            self._stats.inc_value(self._names.request_count)
             try:
                 response = yield self._download(request)
             except IgnoreRequest as exc:
@@ -89,21 +93,21 @@ class Fetcher:
                 return Fetch("no_robots", None, tuple(redirects), error=error), None
             except Exception as exc:
                 # Scrapy's own key, as its RobotsTxtMiddleware writes it: "<class '…'>".
-                self._stats.inc_value(f"{self._prefix}/exception_count/{type(exc)}")
+                self._stats.inc_value(f"{self._names.exception_count}/{type(exc)}")
                 error = describe_failure(exc)
                 return Fetch("unreachable", None, tuple(redirects), error=error), None
             finally:
                 self._received.pop(id(request), None)
                 self._track(-1)
-            self._stats.inc_value(f"{self._prefix}/response_count")
-            self._stats.inc_value(f"{self._prefix}/response_status_count/{response.status}")
+            self._stats.inc_value(self._names.response_count)
+            self._stats.inc_value(f"{self._names.response_status_count}/{response.status}")
             if urlsplit(response.url).scheme not in ROBOTS_SCHEMES:
                 # Only a middleware that answers by itself gets here; use nothing.
                 return self._refused(start, response.url, "not an http(s)/ftp URL", redirects)
             kind = classify(response.status)
             if kind == "redirect":
                 if len(redirects) >= MAX_REDIRECTS:
-                    self._stats.inc_value(f"{self._prefix}/redirect_limit")
+                    self._stats.inc_value(self._names.redirect_limit)
                     error = f"more than {MAX_REDIRECTS} redirects"
                     return Fetch("no_robots", response.status, tuple(redirects), error=error), None
                 location = response.headers.get(b"Location")
@@ -112,7 +116,7 @@ class Fetcher:
                     return self._refused(start, target, problem, redirects, response.status)
                 url = target
                 redirects.append(url)
-                self._stats.inc_value(f"{self._prefix}/redirect_count")
+                self._stats.inc_value(self._names.redirect_count)
                 continue
             return self._result(response, kind, tuple(redirects))
 
@@ -128,7 +132,7 @@ class Fetcher:
         non-HTTP target means "no robots.txt", as more than 5 redirects do (Google
         treats those as 404). The site controls its own robots.txt anyway, so this
         gives it nothing it lacks; and nothing but http(s)/ftp is ever fetched."""
-        self._stats.inc_value(f"{self._prefix}/redirect_refused")
+        self._stats.inc_value(self._names.redirect_refused)
         error = f"redirect to {target[:200]!r} not followed: {problem}"
         logger.warning(
             "%s at %s: %s; no %s, everything allowed",
@@ -160,7 +164,7 @@ class Fetcher:
             "download_stopped" in flags or TRUNCATED_FLAG in flags or len(body) > MAX_BODY_BYTES
         )
         if truncated:
-            self._stats.inc_value(f"{self._prefix}/truncated")
+            self._stats.inc_value(self._names.truncated)
         fetch = Fetch(
             "ok",
             response.status,

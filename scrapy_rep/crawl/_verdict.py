@@ -18,15 +18,15 @@ from scrapy.utils.request import fingerprint as _scrapy_fingerprint
 
 from scrapy_rep.core.purpose import NO_PURPOSE, Purpose
 from scrapy_rep.core.seen import BoundedSet
-from scrapy_rep.core.tdmrep import TdmFile, tdm_prefs
-from scrapy_rep.core.usage import NO_PREFERENCE, UsagePrefs, UsageSource, combine
-from scrapy_rep.crawl import _compat
-from scrapy_rep.crawl._events import (
+from scrapy_rep.core.stats import (
     CRAWL_DELAY_APPLIED,
     FORBIDDEN_BEFORE_DOWNLOAD,
     FORBIDDEN_BEFORE_SCHEDULE,
     FORBIDDEN_DUPLICATE,
 )
+from scrapy_rep.core.tdmrep import TdmFile, tdm_prefs
+from scrapy_rep.core.usage import NO_PREFERENCE, UsagePrefs, UsageSource, combine
+from scrapy_rep.crawl import _compat
 from scrapy_rep.crawl.robot_parser import RobotParser
 
 if TYPE_CHECKING:

@@ -35,6 +35,7 @@ from scrapy.utils.misc import load_object
 from scrapy_rep.core.decode import ACCEPT_ENCODING, decode, split_codings
 from scrapy_rep.core.origin import ROBOTS_SCHEMES
 from scrapy_rep.core.parser import MAX_BODY_BYTES
+from scrapy_rep.core.stats import SCHEME_REFUSED
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -82,7 +83,7 @@ class RobotsTxtGuard:
             return
         scheme = urlparse_cached(request).scheme
         if scheme not in ROBOTS_SCHEMES:
-            self._stats.inc_value("robotstxt/scheme_refused")
+            self._stats.inc_value(SCHEME_REFUSED)
             logger.warning("Refused to fetch robots.txt from %.200r (%s:)", request.url, scheme)
             raise IgnoreRequest(f"robots.txt request to a {scheme}: URL refused")
         request.headers[b"Accept-Encoding"] = ACCEPT_ENCODING

@@ -43,6 +43,18 @@ from w3lib.url import canonicalize_url
 from scrapy_rep.core.pagerules import PageRules, page_rules
 from scrapy_rep.core.pageusage import page_usage
 from scrapy_rep.core.purpose import NO_PURPOSE, Purpose, Refusal
+from scrapy_rep.core.stats import (
+    PAGE_ITEMS_DROPPED,
+    PAGE_ITEMS_MARKED,
+    PAGE_ITEMS_UNMARKED,
+    PAGE_ITEMS_USAGE_DROPPED,
+    PAGE_ITEMS_USAGE_MARKED,
+    PAGE_NOFOLLOW,
+    PAGE_NOINDEX,
+    PAGE_REQUESTS_NOFOLLOW,
+    PAGE_REQUESTS_REL_NOFOLLOW,
+    PAGE_USAGE_REFUSED,
+)
 from scrapy_rep.core.usage import UsagePrefs, combine
 from scrapy_rep.crawl._checks import settings_tokens
 from scrapy_rep.crawl._running import running_middleware
@@ -156,15 +168,17 @@ class PageRobotsMiddleware:
         meta[META_KEY] = self._judged[response] = rules
         meta[USAGE_KEY] = self._usage[response] = self._usage_of(response, rules)
         if rules.nofollow:
-            self._stats.inc_value("robotspage/pages/nofollow")
+            self._stats.inc_value(PAGE_NOFOLLOW)
         if rules.noindex:
-            self._stats.inc_value("robotspage/pages/noindex")
+            self._stats.inc_value(PAGE_NOINDEX)
         return rules
 
     def _compute(self, response: Response) -> PageRules:
         request = response.request
         user_agent = request.headers.get(b"User-Agent") if request is not None else None
         tokens = self._tokens.for_header(user_agent)
+        # unavailable_after is a calendar date: read against the wall clock (the page level is
+        # given no clock).
         return response_rules(response, tokens, datetime.now(timezone.utc))
 
     def usage(self, response: Response) -> UsagePrefs | None:
@@ -235,13 +249,13 @@ class PageRobotsMiddleware:
         if self.config.purpose.declared:
             refusal = self.config.purpose.refusal(self._usage[response])
             if refusal is not None:
-                self._stats.inc_value("robotspage/pages/usage_refused")
+                self._stats.inc_value(PAGE_USAGE_REFUSED)
         if not (rules.nofollow or rules.noindex or self.config.rel_nofollow or refusal):
             return None
         return _Page(self, response, rules, refusal)
 
     def _cannot_mark(self, item: Any, field: str, settings: str) -> None:
-        self._stats.inc_value("robotspage/items/unmarked")
+        self._stats.inc_value(PAGE_ITEMS_UNMARKED)
         kind = type(item)
         if (kind, field) not in self._unmarkable:
             self._unmarkable.add((kind, field))
@@ -304,7 +318,7 @@ class _Page:
                 output,
                 self.config.noindex_field,
                 True,
-                "robotspage/items/marked",
+                PAGE_ITEMS_MARKED,
                 "REP_PAGE_NOINDEX_FIELD to one they have, or REP_PAGE_NOINDEX = 'drop'",
             )
         if self.refusal is not None:
@@ -312,7 +326,7 @@ class _Page:
                 output,
                 self.config.usage_field,
                 str(self.refusal),
-                "robotspage/items/usage_marked",
+                PAGE_ITEMS_USAGE_MARKED,
                 "REP_USAGE_FIELD to one they have, or REP_USAGE_ITEMS = 'drop'",
             )
         return output
@@ -338,7 +352,7 @@ class _Page:
         stats = self.middleware._stats
         url = self.response.url
         if self.nofollow_dropped:
-            stats.inc_value("robotspage/requests/nofollow", self.nofollow_dropped)
+            stats.inc_value(PAGE_REQUESTS_NOFOLLOW, self.nofollow_dropped)
             logger.debug(
                 "Dropped %d request(s) from %s: the page says nofollow (%s)",
                 self.nofollow_dropped,
@@ -346,14 +360,14 @@ class _Page:
                 _Why(self.rules),
             )
         if self.rel_dropped:
-            stats.inc_value("robotspage/requests/rel_nofollow", self.rel_dropped)
+            stats.inc_value(PAGE_REQUESTS_REL_NOFOLLOW, self.rel_dropped)
             logger.debug(
                 "Dropped %d request(s) from %s to rel=nofollow links (REP_PAGE_RELNOFOLLOW)",
                 self.rel_dropped,
                 url,
             )
         if self.usage_dropped:
-            stats.inc_value("robotspage/items/usage_dropped", self.usage_dropped)
+            stats.inc_value(PAGE_ITEMS_USAGE_DROPPED, self.usage_dropped)
             logger.debug(
                 "Dropped %d item(s) from %s: its content may not be used for %s",
                 self.usage_dropped,
@@ -361,7 +375,7 @@ class _Page:
                 self.refusal,
             )
         if self.items_dropped:
-            stats.inc_value("robotspage/items/dropped", self.items_dropped)
+            stats.inc_value(PAGE_ITEMS_DROPPED, self.items_dropped)
             logger.debug(
                 "Dropped %d item(s) from %s: the page says noindex (%s); REP_PAGE_NOINDEX = 'drop'",
                 self.items_dropped,

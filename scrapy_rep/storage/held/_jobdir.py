@@ -27,6 +27,12 @@ from typing import TYPE_CHECKING
 
 from scrapy.utils.request import request_from_dict
 
+from scrapy_rep.core.stats import (
+    HELD_DROPPED_ON_CLOSE,
+    HELD_FILE_CORRUPT,
+    HELD_UNREADABLE,
+    HELD_UNSERIALIZABLE,
+)
 from scrapy_rep.storage.held._base import Spill
 
 if TYPE_CHECKING:
@@ -83,7 +89,7 @@ class JobdirHeld:
             db = _connect(path)
         except sqlite3.DatabaseError as exc:
             aside = _move_aside(path)
-            _count(stats, "robotstxt/held_file_corrupt")
+            _count(stats, HELD_FILE_CORRUPT)
             logger.warning(
                 "%s is not a readable held-requests file (%s): moved aside to %s; the requests "
                 "it held for robots.txt (count unknown) are lost",
@@ -157,7 +163,7 @@ class JobdirHeld:
         """Close the file (deleted when empty); requests only in memory are lost, with a WARNING."""
         lost = len(self._spill)
         if lost:
-            _count(self._stats, "robotstxt/held_dropped_on_close", lost)
+            _count(self._stats, HELD_DROPPED_ON_CLOSE, lost)
             logger.warning(
                 "%d request(s) held for robots.txt were only in memory (not serialisable or "
                 "not writable to %s) and are lost with this process",
@@ -172,15 +178,15 @@ class JobdirHeld:
 
     def _keep_in_memory(self, origin: str, seq: int, request: Request, why: str) -> None:
         self._spill.add(origin, seq, request)
-        if self._stats is not None:
-            self._stats.inc_value("robotstxt/held_unserializable")
+        _count(self._stats, HELD_UNSERIALIZABLE)
         if not self._warned_unserializable:
             self._warned_unserializable = True
             logger.warning(
                 "Held request %s %s; kept in memory, lost if the process dies (further such "
-                "requests are only counted in robotstxt/held_unserializable)",
+                "requests are only counted in %s)",
                 request,
                 why,
+                HELD_UNSERIALIZABLE,
                 extra={"spider": self._spider},
             )
 
@@ -189,7 +195,7 @@ class JobdirHeld:
             # Our own JOBDIR file, as Scrapy's disk queues unpickle theirs.
             return request_from_dict(pickle.loads(data), spider=self._spider)
         except Exception as exc:  # torn row, or its callback no longer exists on the spider
-            _count(self._stats, "robotstxt/held_unreadable")
+            _count(self._stats, HELD_UNREADABLE)
             logger.warning(
                 "A request held for robots.txt cannot be restored from %s: %s; it is lost",
                 where,

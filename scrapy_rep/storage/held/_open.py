@@ -16,11 +16,13 @@ from typing import TYPE_CHECKING
 from scrapy_rep.crawl._settings import MiddlewareSettings
 from scrapy_rep.storage.held._base import HeldRequests, MemoryHeld
 from scrapy_rep.storage.held._jobdir import JobdirHeld
-from scrapy_rep.storage.held._redis import Clock, RedisHeld
+from scrapy_rep.storage.held._redis import RedisHeld
 
 if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
+
+    from scrapy_rep.core.clock import Clock
 
 
 def open_held(

@@ -31,13 +31,21 @@ import logging
 import os
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from twisted.internet import task
 
+from scrapy_rep.core.stats import (
+    HELD_ADOPTED,
+    HELD_DROPPED_ON_CLOSE,
+    HELD_NOT_DURABLE,
+    HELD_RESTORED,
+    HELD_UNREADABLE,
+)
 from scrapy_rep.storage.held import _codec
 from scrapy_rep.storage.held._base import Spill
 from scrapy_rep.storage.held._scripts import ADOPT, ELSEWHERE, RESUME, TAKE
+from scrapy_rep.storage.outage import Outage
 
 if TYPE_CHECKING:
     import redis
@@ -46,16 +54,9 @@ if TYPE_CHECKING:
     from scrapy.statscollectors import StatsCollector
     from twisted.internet.interfaces import IReactorTime
 
+    from scrapy_rep.core.clock import Clock
+
 logger = logging.getLogger(__name__)
-
-
-class Clock(Protocol):
-    """What is used of Twisted's ``IReactorTime`` (the reactor, or ``task.Clock`` in tests)."""
-
-    def seconds(self) -> float: ...
-
-    def callLater(self, delay: float, callable: Callable[..., Any], *args: Any) -> Any: ...
-
 
 #: Seconds after its last heartbeat that a process's held requests may be adopted.
 DEFAULT_OWNER_TTL = 30.0
@@ -106,7 +107,14 @@ class RedisHeld:
         # A random start makes this owner's numbers unlike an adopted owner's.
         self._seq = int.from_bytes(os.urandom(4), "big") << 20
         self._down_until = 0.0
-        self._down = False
+        self._outage = Outage(
+            stats=stats,
+            logger=logger,
+            lost="Redis unavailable for held requests (%s): holding in memory until it answers "
+            "again; those are lost if this process dies",
+            back="Redis answers again for held requests",
+            spider=lambda: spider,
+        )
         self._heartbeat = task.LoopingCall(self.beat)
         self._heartbeat.clock = cast("IReactorTime", clock)
         self._owner_ttl = owner_ttl
@@ -138,7 +146,7 @@ class RedisHeld:
             available[origin] = available.get(origin, 0) + count
             self._count(origin, count)
         if adopted:
-            self._inc("robotstxt/held_adopted", sum(adopted.values()))
+            self._inc(HELD_ADOPTED, sum(adopted.values()))
             logger.warning(
                 "Adopted %d request(s) held for robots.txt by fleet processes that stopped "
                 "(no heartbeat for %.0f s), for %d origin(s)",
@@ -160,7 +168,7 @@ class RedisHeld:
             self._heartbeat.stop()
         lost = len(self._spill)
         if lost:
-            self._inc("robotstxt/held_dropped_on_close", lost)
+            self._inc(HELD_DROPPED_ON_CLOSE, lost)
             logger.warning(
                 "%d request(s) held for robots.txt could not be written to Redis and are lost "
                 "with this process",
@@ -281,7 +289,7 @@ class RedisHeld:
             self._count(origin, count)
         if resumed:
             total = sum(resumed.values())
-            self._inc("robotstxt/held_restored", total)
+            self._inc(HELD_RESTORED, total)
             logger.info(
                 "Resuming %d request(s) the fleet kept for robots.txt in an earlier run",
                 total,
@@ -309,7 +317,7 @@ class RedisHeld:
             try:
                 loaded.append(_codec.loads(data, self._spider))
             except Exception as exc:  # written by something else, or its callback is gone
-                self._inc("robotstxt/held_unreadable")
+                self._inc(HELD_UNREADABLE)
                 logger.warning(
                     "A request held for robots.txt cannot be read back from Redis (%s); it is "
                     "lost: %r",
@@ -322,7 +330,7 @@ class RedisHeld:
 
     def _keep_in_memory(self, origin: str, seq: int, request: Request, why: str) -> None:
         self._spill.add(origin, seq, request)
-        self._inc("robotstxt/held_not_durable")
+        self._inc(HELD_NOT_DURABLE)
         logger.debug(
             "Held request %s %s: kept in this process's memory only",
             request,
@@ -331,21 +339,11 @@ class RedisHeld:
         )
 
     def _failed(self, exc: Exception) -> None:
-        self._inc("robotstxt/store_error")
         self._down_until = self._clock.seconds() + self._retry_interval
-        if not self._down:
-            self._down = True
-            logger.warning(
-                "Redis unavailable for held requests (%s): holding in memory until it answers "
-                "again; those are lost if this process dies",
-                exc,
-                extra={"spider": self._spider},
-            )
+        self._outage.failed(exc)
 
     def _recovered(self) -> None:
-        if self._down:
-            self._down = False
-            logger.info("Redis answers again for held requests", extra={"spider": self._spider})
+        self._outage.answered()
 
     def _inc(self, name: str, count: int = 1) -> None:
         if self._stats is not None:

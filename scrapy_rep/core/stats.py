@@ -1,0 +1,141 @@
+"""Every stat name scrapy-rep counts (README "Stats"), for the crawl and the stores alike.
+
+Under Scrapy's ``robotstxt/`` prefix (the first names are those Scrapy's own middleware uses),
+``tdmrep/`` for tdmrep.json fetches (the same names as robots.txt fetches) and ``robotspage/``
+for the page level. Names only: who counts what is said where it is counted.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CRAWL_DELAY_APPLIED",
+    "FORBIDDEN",
+    "FORBIDDEN_BEFORE_DOWNLOAD",
+    "FORBIDDEN_BEFORE_SCHEDULE",
+    "FORBIDDEN_DUPLICATE",
+    "GAVE_UP",
+    "HELD",
+    "HELD_ADOPTED",
+    "HELD_DROPPED",
+    "HELD_DROPPED_ON_CLOSE",
+    "HELD_FILE_CORRUPT",
+    "HELD_KEPT",
+    "HELD_NOT_DURABLE",
+    "HELD_PERSISTED",
+    "HELD_RESTORED",
+    "HELD_UNREADABLE",
+    "HELD_UNSERIALIZABLE",
+    "PAGE_ITEMS_DROPPED",
+    "PAGE_ITEMS_MARKED",
+    "PAGE_ITEMS_UNMARKED",
+    "PAGE_ITEMS_USAGE_DROPPED",
+    "PAGE_ITEMS_USAGE_MARKED",
+    "PAGE_NOFOLLOW",
+    "PAGE_NOINDEX",
+    "PAGE_REQUESTS_NOFOLLOW",
+    "PAGE_REQUESTS_REL_NOFOLLOW",
+    "PAGE_USAGE_REFUSED",
+    "RECOVERED",
+    "REFRESH",
+    "RELEASED",
+    "RELEASE_FAILED",
+    "RESCHEDULED",
+    "ROBOTSTXT_FETCH",
+    "SCHEME_REFUSED",
+    "STALE_SERVED",
+    "STORE_ERROR",
+    "STORE_HIT",
+    "TDMREP_FETCH",
+    "UNREACHABLE",
+    "USAGE_FORBIDDEN",
+    "FetchStats",
+]
+
+
+class FetchStats:
+    """The stats of one kind of fetched file, under its prefix: ``robotstxt/request_count``,
+    ``tdmrep/request_count``…"""
+
+    def __init__(self, prefix: str) -> None:
+        self.request_count = f"{prefix}/request_count"
+        self.response_count = f"{prefix}/response_count"
+        #: ``…/<status>``
+        self.response_status_count = f"{prefix}/response_status_count"
+        #: ``…/<class '…'>``, keyed exactly as Scrapy's own middleware does.
+        self.exception_count = f"{prefix}/exception_count"
+        self.redirect_count = f"{prefix}/redirect_count"
+        #: Chains cut after 5 redirects.
+        self.redirect_limit = f"{prefix}/redirect_limit"
+        #: Redirects not followed (a scheme other than http(s), a target that cannot be parsed).
+        self.redirect_refused = f"{prefix}/redirect_refused"
+        #: Bodies cut at 500 KiB downloaded or 512,000 bytes decoded.
+        self.truncated = f"{prefix}/truncated"
+
+
+#: robots.txt fetches: the first names are those Scrapy's own middleware uses.
+ROBOTSTXT_FETCH = FetchStats("robotstxt")
+#: tdmrep.json fetches (only with a purpose a TDM reservation speaks for).
+TDMREP_FETCH = FetchStats("tdmrep")
+#: A robots.txt request another middleware turned into a non-http(s)/ftp URL, refused.
+SCHEME_REFUSED = "robotstxt/scheme_refused"
+
+# -- decisions ------------------------------------------------------------------------------
+#: Every request dropped because robots.txt disallows it, as Scrapy's middleware counts them;
+#: the two below say where (a request is counted in FORBIDDEN and in one of them).
+FORBIDDEN = "robotstxt/forbidden"
+FORBIDDEN_BEFORE_SCHEDULE = "robotstxt/forbidden_before_schedule"
+FORBIDDEN_BEFORE_DOWNLOAD = "robotstxt/forbidden_before_download"
+#: A disallowed request seen again (same fingerprint): dropped without a second count or log
+#: line, as the dupefilter would have dropped it before Scrapy's own middleware saw it.
+FORBIDDEN_DUPLICATE = "robotstxt/forbidden_duplicate"
+#: Requests dropped because their usage preferences refuse the declared purpose
+#: (REP_USAGE_PURPOSES); ``…/<label>`` says which label refused.
+USAGE_FORBIDDEN = "robotstxt/usage_forbidden"
+CRAWL_DELAY_APPLIED = "robotstxt/crawl_delay_applied"
+#: Requests sent back to the gate from the downloader (their origin became unknown or
+#: unreachable after the gate allowed them).
+RESCHEDULED = "robotstxt/rescheduled"
+
+# -- origins --------------------------------------------------------------------------------
+UNREACHABLE = "robotstxt/unreachable"
+RECOVERED = "robotstxt/recovered"
+STALE_SERVED = "robotstxt/stale_served"
+REFRESH = "robotstxt/refresh"
+#: Origins given up when nothing else was left to crawl (REP_GIVE_UP_AFTER).
+GAVE_UP = "robotstxt/gave_up"
+STORE_HIT = "robotstxt/store_hit"
+#: Store calls that failed: the robots.txt store, and Redis for held requests.
+STORE_ERROR = "robotstxt/store_error"
+
+# -- held requests (each counted once in HELD, and once by its fate) --------------------------
+HELD = "robotstxt/held"
+RELEASED = "robotstxt/released"
+RELEASE_FAILED = "robotstxt/release_failed"
+HELD_DROPPED = "robotstxt/held_dropped"
+HELD_DROPPED_ON_CLOSE = "robotstxt/held_dropped_on_close"
+HELD_PERSISTED = "robotstxt/held_persisted"
+#: Held requests the crawl stopped waiting for (REP_HOLD_TIMEOUT, REP_GIVE_UP_AFTER), left in
+#: JOBDIR or Redis for the job's next run instead of being dropped.
+HELD_KEPT = "robotstxt/held_kept_for_next_run"
+HELD_RESTORED = "robotstxt/held_restored"
+#: Requests a stopped or dead fleet process held, adopted by this one (Redis).
+HELD_ADOPTED = "robotstxt/held_adopted"
+#: Held requests kept in this process's memory only: not JSON-storable or Redis down.
+HELD_NOT_DURABLE = "robotstxt/held_not_durable"
+#: Held requests kept in this process's memory only: not picklable into JOBDIR.
+HELD_UNSERIALIZABLE = "robotstxt/held_unserializable"
+HELD_UNREADABLE = "robotstxt/held_unreadable"
+#: A JOBDIR held-requests file moved aside as corrupt.
+HELD_FILE_CORRUPT = "robotstxt/held_file_corrupt"
+
+# -- the page level (robots meta tags, X-Robots-Tag, a page's usage preferences) --------------
+PAGE_NOFOLLOW = "robotspage/pages/nofollow"
+PAGE_NOINDEX = "robotspage/pages/noindex"
+PAGE_USAGE_REFUSED = "robotspage/pages/usage_refused"
+PAGE_REQUESTS_NOFOLLOW = "robotspage/requests/nofollow"
+PAGE_REQUESTS_REL_NOFOLLOW = "robotspage/requests/rel_nofollow"
+PAGE_ITEMS_MARKED = "robotspage/items/marked"
+PAGE_ITEMS_UNMARKED = "robotspage/items/unmarked"
+PAGE_ITEMS_DROPPED = "robotspage/items/dropped"
+PAGE_ITEMS_USAGE_MARKED = "robotspage/items/usage_marked"
+PAGE_ITEMS_USAGE_DROPPED = "robotspage/items/usage_dropped"
