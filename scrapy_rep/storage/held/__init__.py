@@ -7,8 +7,9 @@
   a live process adopts the requests of an owner whose heartbeat lapsed.
 """
 
-from scrapy_rep.storage.held._base import HeldRequests, MemoryHeld
+from scrapy_rep.storage.held._base import HeldRequests
 from scrapy_rep.storage.held._jobdir import JobdirHeld
+from scrapy_rep.storage.held._memory import MemoryHeld
 from scrapy_rep.storage.held._open import open_held
 from scrapy_rep.storage.held._redis import RedisHeld
 

@@ -33,7 +33,7 @@ from scrapy_rep.core.stats import (
     HELD_UNREADABLE,
     HELD_UNSERIALIZABLE,
 )
-from scrapy_rep.storage.held._base import Spill
+from scrapy_rep.storage.held._memory import Spill
 
 if TYPE_CHECKING:
     from scrapy import Spider

@@ -14,8 +14,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from scrapy_rep.crawl._settings import MiddlewareSettings
-from scrapy_rep.storage.held._base import HeldRequests, MemoryHeld
+from scrapy_rep.storage.held._base import HeldRequests
 from scrapy_rep.storage.held._jobdir import JobdirHeld
+from scrapy_rep.storage.held._memory import MemoryHeld
 from scrapy_rep.storage.held._redis import RedisHeld
 
 if TYPE_CHECKING:

@@ -43,7 +43,7 @@ from scrapy_rep.core.stats import (
     HELD_UNREADABLE,
 )
 from scrapy_rep.storage.held import _codec
-from scrapy_rep.storage.held._base import Spill
+from scrapy_rep.storage.held._memory import Spill
 from scrapy_rep.storage.held._scripts import ADOPT, ELSEWHERE, RESUME, TAKE
 from scrapy_rep.storage.outage import Outage
 
