@@ -18,8 +18,9 @@ from _redis_server import RedisServer, free_port
 from _store_cases import BINARY, ORIGINS, crawl_store, wait_until
 from _store_client import StoreClient
 
+from scrapy_rep.core.policy import FORMAT_VERSION
 from scrapy_rep.storage.results import StoredRobots, open_store
-from scrapy_rep.storage.results._base import FORMAT_VERSION, StoreUnavailable
+from scrapy_rep.storage.results._base import StoreUnavailable
 from scrapy_rep.storage.results._redis import RedisBackend, RedisStore
 
 

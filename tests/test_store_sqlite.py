@@ -15,9 +15,10 @@ from _store_cases import BINARY, crawl_store, wait_until
 from _store_client import StoreClient
 from scrapy.settings import Settings
 
+from scrapy_rep.core.policy import FORMAT_VERSION
 from scrapy_rep.crawl._settings import store_url
 from scrapy_rep.storage.results import StoredRobots, open_store
-from scrapy_rep.storage.results._base import FORMAT_VERSION, StoreUnavailable
+from scrapy_rep.storage.results._base import StoreUnavailable
 from scrapy_rep.storage.results._sqlite import SQLiteBackend, SQLiteStore, path_from_url
 
 

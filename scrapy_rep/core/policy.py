@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 __all__ = [
+    "FORMAT_VERSION",
     "MAX_REDIRECTS",
     "Entry",
     "Fetch",
@@ -39,8 +40,10 @@ __all__ = [
 #: SPEC B2: at most 5 redirects are followed; the 6th means "no robots.txt".
 MAX_REDIRECTS = 5
 
-#: Version of the ``meta`` layout this module writes; other versions are ignored.
-META_VERSION = 1
+#: Version of what a store keeps per origin: the ``Entry.to_meta`` layout and the body beside
+#: it. Persistent stores stamp each record with it and treat a record of another version as
+#: missing (never trusted): bump it when that layout changes.
+FORMAT_VERSION = 1
 
 Outcome = Literal["ok", "no_robots", "unreachable"]
 Status = Literal["ok", "no_robots", "unreachable", "redirect"]
@@ -163,9 +166,9 @@ class Entry:
     retry_at: float | None = None
 
     def to_meta(self) -> dict[str, Any]:
-        """The JSON-able layout kept in ``StoredRobots.meta``.
+        """The JSON-able layout kept in ``StoredRobots.meta`` (version: ``FORMAT_VERSION``).
 
-        Keys: ``v`` (layout version), ``fetched_at`` (epoch of the last attempt),
+        Keys: ``fetched_at`` (epoch of the last attempt),
         ``outcome`` ("ok" | "no_robots" | "unreachable", of the last attempt),
         ``status`` (int | None), ``error`` (str | None), ``redirects`` (URLs
         followed), ``truncated`` (bool), ``failures`` (server errors in a row),
@@ -184,7 +187,6 @@ class Entry:
                 "truncated": self.good.truncated,
             }
         return {
-            "v": META_VERSION,
             "fetched_at": self.fetched_at,
             "outcome": self.outcome,
             "status": self.status,
@@ -201,8 +203,6 @@ class Entry:
     def from_meta(cls, meta: dict[str, Any]) -> Entry | None:
         """The entry ``to_meta`` wrote, or None for anything else (never trusted)."""
         try:
-            if meta.get("v") != META_VERSION:
-                return None
             outcome = meta["outcome"]
             if outcome not in ("ok", "no_robots", "unreachable"):
                 return None

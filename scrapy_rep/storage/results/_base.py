@@ -1,13 +1,15 @@
-"""The store contract shared by the middleware and every backend.
+"""The robots.txt-results contract shared by the crawl's resolver and every store.
 
-A store keeps, per normalised origin (SPEC B1), one ``StoredRobots``: a JSON-able
-``meta`` dict written and read by the middleware (status, fetched-at, expires-at,
-last-good-copy and unreachable-since information) and the raw robots.txt body
-(at most 500 KiB, or None for "no robots.txt"). Backends never interpret
-``meta`` beyond storing it as JSON, and never unpickle anything.
+A store keeps, per normalised origin (SPEC B1), one ``StoredRobots``: a JSON-able ``meta``
+dict written and read by the crawl (``scrapy_rep.core.policy.Entry.to_meta``: status,
+fetched-at, expires-at, last-good-copy and unreachable-since information) and the raw
+robots.txt body (at most 500 KiB, or None for "no robots.txt"): in this process's memory
+(``_memory``), in SQLite (``_sqlite``) or in a fleet's Redis (``_redis``). A persistent store
+stamps each record with ``policy.FORMAT_VERSION``, never interprets ``meta`` beyond storing it
+as JSON, and never unpickles anything.
 
-Every method returns a Deferred so that a backend may do blocking I/O in a
-thread; the in-memory store answers synchronously (already-fired Deferreds).
+Every method returns a Deferred so that a store may do blocking I/O in a thread; the
+in-memory store answers synchronously (already-fired Deferreds).
 """
 
 from __future__ import annotations
@@ -16,10 +18,6 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from twisted.internet.defer import Deferred
-
-#: Bumped when the layout of what a store writes changes; entries written with
-#: another version are ignored (treated as missing), never trusted.
-FORMAT_VERSION = 1
 
 
 class StoreUnavailable(Exception):

@@ -6,9 +6,11 @@ import json
 import logging
 from typing import Any
 
+from scrapy_rep.core.policy import FORMAT_VERSION
+
 # Defaults live with the one settings validator; re-exported here for the backends.
 from scrapy_rep.crawl._settings import DEFAULT_ENTRY_TTL, DEFAULT_PREFIX, DEFAULT_TIMEOUT
-from scrapy_rep.storage.results._base import FORMAT_VERSION, StoredRobots
+from scrapy_rep.storage.results._base import StoredRobots
 
 logger = logging.getLogger(__name__)
 

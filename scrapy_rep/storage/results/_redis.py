@@ -20,7 +20,8 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, cast
 from urllib.parse import urlsplit
 
-from scrapy_rep.storage.results._base import FORMAT_VERSION, StoredRobots, StoreUnavailable
+from scrapy_rep.core.policy import FORMAT_VERSION
+from scrapy_rep.storage.results._base import StoredRobots, StoreUnavailable
 from scrapy_rep.storage.results._codec import (
     DEFAULT_ENTRY_TTL,
     DEFAULT_PREFIX,

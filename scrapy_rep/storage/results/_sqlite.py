@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from scrapy_rep.storage.results._base import FORMAT_VERSION, StoredRobots, StoreUnavailable
+from scrapy_rep.core.policy import FORMAT_VERSION
+from scrapy_rep.storage.results._base import StoredRobots, StoreUnavailable
 from scrapy_rep.storage.results._codec import (
     DEFAULT_ENTRY_TTL,
     DEFAULT_PREFIX,
