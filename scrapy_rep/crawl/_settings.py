@@ -1,8 +1,11 @@
 """Every REP_* setting, read once at startup and validated in one place.
 
 A bad value raises ValueError naming the setting to change. Defaults and meanings are in the
-README settings table. ``MiddlewareSettings`` is what the middleware runs with;
-``StoreOptions`` (part of it) is what opens its store.
+README settings tables. ``MiddlewareSettings`` is what the robots.txt middleware runs with
+(``StoreOptions``, part of it, is what opens its store); ``PageSettings`` what the page level
+runs with. The token settings (REP_USER_AGENTS, with ROBOTSTXT_USER_AGENT and USER_AGENT) are
+the exception: warned about rather than refused, they are read once per settings object by
+``scrapy_rep.crawl._checks.settings_tokens``.
 """
 
 from __future__ import annotations
@@ -21,7 +24,13 @@ from scrapy_rep.crawl.robot_parser import RobotParser
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
-__all__ = ["JOBDIR_STORE_FILE", "MiddlewareSettings", "StoreOptions", "store_options"]
+__all__ = [
+    "JOBDIR_STORE_FILE",
+    "MiddlewareSettings",
+    "PageSettings",
+    "StoreOptions",
+    "store_options",
+]
 
 _DAY = 86400.0
 
@@ -41,6 +50,8 @@ _ENTRY_TTL_MARGIN = _DAY
 DEFAULT_MEMORY_STORE_SIZE = 10000
 #: The parser ROBOTSTXT_PARSER may name with the middleware (the add-on sets it).
 _PARSER = "scrapy_rep.RobotParser"
+#: What REP_PAGE_NOINDEX and REP_USAGE_ITEMS do with an item: set a field, or drop it.
+_ITEM_MODES = ("mark", "drop")
 
 
 @dataclass(frozen=True)
@@ -104,6 +115,35 @@ class MiddlewareSettings:
             ),
             purpose=purpose(settings),
         )
+
+
+@dataclass(frozen=True)
+class PageSettings:
+    """What the page level runs with (REP_PAGE_*, REP_USAGE_ITEMS, REP_USAGE_FIELD)."""
+
+    noindex: str
+    noindex_field: str
+    rel_nofollow: bool
+    purpose: Purpose = NO_PURPOSE
+    usage_items: str = "drop"
+    usage_field: str = "rep_usage_refused"
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> PageSettings:
+        """The settings; a bad value raises ValueError naming the setting."""
+        return cls(
+            noindex=_item_mode(settings, "REP_PAGE_NOINDEX", "mark"),
+            noindex_field=_field(settings, "REP_PAGE_NOINDEX_FIELD", "rep_noindex"),
+            rel_nofollow=_bool(settings, "REP_PAGE_RELNOFOLLOW"),
+            purpose=purpose(settings),
+            usage_items=_item_mode(settings, "REP_USAGE_ITEMS", "drop"),
+            usage_field=_field(settings, "REP_USAGE_FIELD", "rep_usage_refused"),
+        )
+
+    @staticmethod
+    def enabled(settings: BaseSettings) -> bool:
+        """Page rules are obeyed when robots.txt is, unless REP_PAGE_RULES is False (SPEC D8)."""
+        return _bool(settings, "ROBOTSTXT_OBEY") and _bool(settings, "REP_PAGE_RULES", True)
 
 
 def purpose(settings: BaseSettings) -> Purpose:
@@ -230,8 +270,22 @@ def _string(settings: BaseSettings, name: str, default: str) -> str:
     return value
 
 
-def _bool(settings: BaseSettings, name: str) -> bool:
+def _field(settings: BaseSettings, name: str, default: str) -> str:
+    field = settings.get(name, default)
+    if not isinstance(field, str) or not field:
+        raise ValueError(f"{name} must be a field name, got {field!r}")
+    return field
+
+
+def _item_mode(settings: BaseSettings, name: str, default: str) -> str:
+    mode = str(settings.get(name) or default).lower()
+    if mode not in _ITEM_MODES:
+        raise ValueError(f"{name} must be 'mark' or 'drop', got {settings.get(name)!r}")
+    return mode
+
+
+def _bool(settings: BaseSettings, name: str, default: bool = False) -> bool:
     try:
-        return settings.getbool(name, False)
+        return settings.getbool(name, default)
     except ValueError:
         raise ValueError(f"{name} must be True or False, got {settings.get(name)!r}") from None

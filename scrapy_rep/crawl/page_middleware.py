@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
@@ -42,7 +41,7 @@ from w3lib.url import canonicalize_url
 
 from scrapy_rep.core.pagerules import PageRules, page_rules
 from scrapy_rep.core.pageusage import page_usage
-from scrapy_rep.core.purpose import NO_PURPOSE, Purpose, Refusal
+from scrapy_rep.core.purpose import Refusal
 from scrapy_rep.core.stats import (
     PAGE_ITEMS_DROPPED,
     PAGE_ITEMS_MARKED,
@@ -58,15 +57,14 @@ from scrapy_rep.core.stats import (
 from scrapy_rep.core.usage import UsagePrefs, combine
 from scrapy_rep.crawl._checks import settings_tokens
 from scrapy_rep.crawl._running import running_middleware
-from scrapy_rep.crawl._settings import purpose as purpose_setting
+from scrapy_rep.crawl._settings import PageSettings
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
-    from scrapy.settings import BaseSettings
     from scrapy.spiders import Spider
 
-__all__ = ["META_KEY", "USAGE_KEY", "PageRobotsMiddleware", "PageSettings", "response_rules"]
+__all__ = ["META_KEY", "USAGE_KEY", "PageRobotsMiddleware", "response_rules"]
 
 logger = logging.getLogger(__name__)
 
@@ -74,61 +72,6 @@ logger = logging.getLogger(__name__)
 META_KEY = "rep_page_rules"
 #: Where the response's combined usage preferences are kept: ``response.meta[USAGE_KEY]``.
 USAGE_KEY = "rep_usage"
-_NOINDEX_MODES = ("mark", "drop")
-
-
-@dataclass(frozen=True)
-class PageSettings:
-    """The REP_PAGE_* settings, read once and checked."""
-
-    noindex: str
-    noindex_field: str
-    rel_nofollow: bool
-    purpose: Purpose = NO_PURPOSE
-    usage_items: str = "drop"
-    usage_field: str = "rep_usage_refused"
-
-    @classmethod
-    def from_settings(cls, settings: BaseSettings) -> PageSettings:
-        """The settings; a bad value raises ValueError naming the setting."""
-        noindex = _mode(settings, "REP_PAGE_NOINDEX", "mark")
-        field = _field(settings, "REP_PAGE_NOINDEX_FIELD", "rep_noindex")
-        usage_items = _mode(settings, "REP_USAGE_ITEMS", "drop")
-        usage_field = _field(settings, "REP_USAGE_FIELD", "rep_usage_refused")
-        return cls(
-            noindex,
-            field,
-            _bool(settings, "REP_PAGE_RELNOFOLLOW", False),
-            purpose_setting(settings),
-            usage_items,
-            usage_field,
-        )
-
-    @staticmethod
-    def enabled(settings: BaseSettings) -> bool:
-        """Page rules are obeyed when robots.txt is, unless REP_PAGE_RULES is False (SPEC D8)."""
-        return _bool(settings, "ROBOTSTXT_OBEY", False) and _bool(settings, "REP_PAGE_RULES", True)
-
-
-def _mode(settings: BaseSettings, name: str, default: str) -> str:
-    mode = str(settings.get(name) or default).lower()
-    if mode not in _NOINDEX_MODES:
-        raise ValueError(f"{name} must be 'mark' or 'drop', got {settings.get(name)!r}")
-    return mode
-
-
-def _field(settings: BaseSettings, name: str, default: str) -> str:
-    field = settings.get(name, default)
-    if not isinstance(field, str) or not field:
-        raise ValueError(f"{name} must be a field name, got {field!r}")
-    return field
-
-
-def _bool(settings: BaseSettings, name: str, default: bool) -> bool:
-    try:
-        return settings.getbool(name, default)
-    except ValueError:
-        raise ValueError(f"{name} must be True or False, got {settings.get(name)!r}") from None
 
 
 class PageRobotsMiddleware:
