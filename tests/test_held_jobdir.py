@@ -18,6 +18,7 @@ from twisted.internet.task import Clock
 
 from scrapy_rep.storage.held import HeldRequests, JobdirHeld, MemoryHeld, open_held
 from scrapy_rep.storage.held._jobdir import HELD_DB
+from scrapy_rep.storage.options import StoreOptions
 
 TESTS_DIR = Path(__file__).resolve().parent
 A, B = "http://a.test", "http://b.test"
@@ -157,16 +158,18 @@ def test_unserialisable_requests_stay_in_memory_in_order_with_a_stat(
     assert "lost with this process" in caplog.text
 
 
-def test_open_held_picks_memory_or_jobdir_from_the_settings(
-    tmp_path: Path, spider: HeldSpider
-) -> None:
-    def open_with(settings: dict[str, Any]) -> HeldRequests:
-        crawler = get_crawler(HeldSpider, settings)
-        return open_held(crawler, spider, clock=Clock(), on_adopted=lambda _: None)
+def test_open_held_picks_memory_or_jobdir(tmp_path: Path, spider: HeldSpider) -> None:
+    def open_with(url: str, jobdir: str | None) -> HeldRequests:
+        return open_held(
+            StoreOptions(url),
+            jobdir=jobdir,
+            spider=spider,
+            stats=None,
+            clock=Clock(),
+            on_adopted=lambda _: None,
+        )
 
-    assert type(open_with({})) is MemoryHeld
-    held = open_with({"JOBDIR": str(tmp_path)})
+    assert type(open_with("memory://", None)) is MemoryHeld
+    held = open_with(f"sqlite://{tmp_path}/robots.sqlite3", str(tmp_path))
     assert type(held) is JobdirHeld and held.path == tmp_path / HELD_DB
     held.close()
-    with pytest.raises(ValueError, match="REP_HELD_OWNER_TTL must be a number"):
-        open_with({"REP_STORE": "redis://127.0.0.1:1/0", "REP_HELD_OWNER_TTL": True})

@@ -19,6 +19,7 @@ from twisted.internet.task import Clock
 
 from scrapy_rep.storage.held import RedisHeld, open_held
 from scrapy_rep.storage.held._redis import DEFAULT_OWNER_TTL
+from scrapy_rep.storage.options import StoreOptions
 
 A, B = "http://a.test", "https://b.test:8443"
 PREFIX = "p:"
@@ -209,10 +210,15 @@ def test_redis_down_releases_its_own_copies_and_skips_them_when_redis_is_back(
 def test_open_held_with_a_redis_store_starts_a_fleet_member(
     client: redis.Redis, redis_server: RedisServer
 ) -> None:
-    settings = {"REP_STORE": redis_server.url, "REP_STORE_PREFIX": PREFIX, "REP_HELD_OWNER_TTL": 7}
     clock = Clock()
     held = open_held(
-        get_crawler(HeldSpider, settings), HeldSpider(), clock=clock, on_adopted=lambda _: None
+        StoreOptions(redis_server.url, prefix=PREFIX),
+        jobdir=None,
+        spider=HeldSpider(),
+        stats=None,
+        clock=clock,
+        on_adopted=lambda _: None,
+        owner_ttl=7,
     )
     assert isinstance(held, RedisHeld)
     assert 5000 < client.pttl(f"{PREFIX}held:alive:{held.owner}") <= 7000

@@ -16,7 +16,7 @@ from _store_client import StoreClient
 from scrapy.settings import Settings
 
 from scrapy_rep.core.policy import FORMAT_VERSION
-from scrapy_rep.crawl._settings import store_url
+from scrapy_rep.crawl._settings import store_options
 from scrapy_rep.storage.results import StoredRobots, open_store
 from scrapy_rep.storage.results._base import StoreUnavailable
 from scrapy_rep.storage.results._sqlite import SQLiteBackend, SQLiteStore, path_from_url
@@ -193,11 +193,12 @@ def test_url_forms(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_settings_choose_the_store(tmp_path: Path) -> None:
-    assert store_url(Settings()) == "memory://"
-    assert store_url(Settings({"JOBDIR": str(tmp_path / "job")})) == (
+    assert store_options(Settings()).url == "memory://"
+    assert store_options(Settings({"JOBDIR": str(tmp_path / "job")})).url == (
         f"sqlite://{tmp_path.resolve() / 'job' / 'robotstxt.sqlite3'}"
     )
-    assert store_url(Settings({"JOBDIR": str(tmp_path), "REP_STORE": "memory://"})) == "memory://"
+    jobdir_and_store = Settings({"JOBDIR": str(tmp_path), "REP_STORE": "memory://"})
+    assert store_options(jobdir_and_store).url == "memory://"
     store = crawl_store({"JOBDIR": str(tmp_path / "job"), "REP_STORE_PREFIX": "p:"})
     assert isinstance(store, SQLiteStore)
     store.backend.put("http://a.test", StoredRobots(meta={}, body=b""))

@@ -11,7 +11,6 @@ the exception: warned about rather than refused, they are read once per settings
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scrapy.settings import default_settings
@@ -20,49 +19,28 @@ from scrapy.utils.misc import load_object
 from scrapy_rep.core.policy import Limits
 from scrapy_rep.core.purpose import NO_PURPOSE, Purpose
 from scrapy_rep.crawl.robot_parser import RobotParser
+from scrapy_rep.storage.options import (
+    DEFAULT_ENTRY_TTL,
+    DEFAULT_MEMORY_STORE_SIZE,
+    DEFAULT_PREFIX,
+    DEFAULT_TIMEOUT,
+    StoreOptions,
+    store_url,
+)
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
-__all__ = [
-    "JOBDIR_STORE_FILE",
-    "MiddlewareSettings",
-    "PageSettings",
-    "StoreOptions",
-    "store_options",
-]
+__all__ = ["MiddlewareSettings", "PageSettings", "purpose", "store_options"]
 
 _DAY = 86400.0
 
-#: File name of the default SQLite store inside JOBDIR.
-JOBDIR_STORE_FILE = "robotstxt.sqlite3"
-#: Key prefix (REP_STORE_PREFIX) so several projects can share one Redis database or SQLite file.
-DEFAULT_PREFIX = "scrapy-rep:"
-#: Seconds a store call may wait (REP_STORE_TIMEOUT): Redis socket timeouts, SQLite busy timeout.
-DEFAULT_TIMEOUT = 2.0
-#: Seconds an entry is kept after its last write: longer than the 30 days a last good copy may
-#: serve (SPEC B3), so nothing the middleware could still use disappears, yet entries expire.
-DEFAULT_ENTRY_TTL = 40 * _DAY
 #: Kept beyond the middleware's longest use of an entry, so expiry never races that use.
 _ENTRY_TTL_MARGIN = _DAY
-#: Origins the default in-memory store keeps (REP_MEMORY_STORE_SIZE), least recently used
-#: evicted: about 10,000 x the median robots.txt size (a few KiB) stays in tens of MiB.
-DEFAULT_MEMORY_STORE_SIZE = 10000
 #: The parser ROBOTSTXT_PARSER may name with the middleware (the add-on sets it).
 _PARSER = "scrapy_rep.RobotParser"
 #: What REP_PAGE_NOINDEX and REP_USAGE_ITEMS do with an item: set a field, or drop it.
 _ITEM_MODES = ("mark", "drop")
-
-
-@dataclass(frozen=True)
-class StoreOptions:
-    """Which store to open and how (REP_STORE, REP_STORE_PREFIX, REP_STORE_TIMEOUT, ...)."""
-
-    url: str
-    prefix: str = DEFAULT_PREFIX
-    timeout: float = DEFAULT_TIMEOUT
-    entry_ttl: float = DEFAULT_ENTRY_TTL
-    memory_size: int = DEFAULT_MEMORY_STORE_SIZE
 
 
 @dataclass(frozen=True)
@@ -196,26 +174,16 @@ def store_options(settings: BaseSettings, *, keep_for: float = 0.0) -> StoreOpti
     ``keep_for``: the longest time (seconds) the middleware may still use an entry after its
     last write (its stale max age / unreachable limit); persistent entries outlive it.
     """
+    url = settings.get("REP_STORE")
+    if url and not isinstance(url, str):
+        raise ValueError(f"REP_STORE must be a URL string, got {url!r}")
     return StoreOptions(
-        url=store_url(settings),
+        url=store_url(url, settings.get("JOBDIR")),
         prefix=_string(settings, "REP_STORE_PREFIX", DEFAULT_PREFIX),
         timeout=_positive(settings, "REP_STORE_TIMEOUT", DEFAULT_TIMEOUT),
         entry_ttl=max(DEFAULT_ENTRY_TTL, keep_for + _ENTRY_TTL_MARGIN),
         memory_size=_count(settings, "REP_MEMORY_STORE_SIZE", DEFAULT_MEMORY_STORE_SIZE),
     )
-
-
-def store_url(settings: BaseSettings) -> str:
-    """REP_STORE; unset: ``sqlite:///<JOBDIR>/robotstxt.sqlite3`` with JOBDIR, else memory."""
-    url = settings.get("REP_STORE")
-    if url:
-        if not isinstance(url, str):
-            raise ValueError(f"REP_STORE must be a URL string, got {url!r}")
-        return url
-    jobdir = settings.get("JOBDIR")
-    if jobdir:
-        return "sqlite://" + str(Path(jobdir).resolve() / JOBDIR_STORE_FILE)
-    return "memory://"
 
 
 def _number(settings: BaseSettings, name: str, default: float) -> float:

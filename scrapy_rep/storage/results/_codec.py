@@ -7,14 +7,11 @@ import logging
 from typing import Any
 
 from scrapy_rep.core.policy import FORMAT_VERSION
-
-# Defaults live with the one settings validator; re-exported here for the backends.
-from scrapy_rep.crawl._settings import DEFAULT_ENTRY_TTL, DEFAULT_PREFIX, DEFAULT_TIMEOUT
 from scrapy_rep.storage.results._base import StoredRobots
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["DEFAULT_ENTRY_TTL", "DEFAULT_PREFIX", "DEFAULT_TIMEOUT", "decode", "encode_meta"]
+__all__ = ["decode", "encode_meta"]
 
 
 def encode_meta(meta: dict[str, Any]) -> str:

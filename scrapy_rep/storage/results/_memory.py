@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from twisted.internet.defer import Deferred, succeed
 
-from scrapy_rep.crawl._settings import DEFAULT_ENTRY_TTL, DEFAULT_MEMORY_STORE_SIZE
+from scrapy_rep.storage.options import DEFAULT_ENTRY_TTL, DEFAULT_MEMORY_STORE_SIZE
 from scrapy_rep.storage.results._base import StoredRobots
 
 
@@ -26,6 +26,9 @@ class MemoryStore:
         entry_ttl: float = DEFAULT_ENTRY_TTL,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        # ``clock``: a Clock's ``seconds`` (tests give a task.Clock's). A crawl opens its store
+        # from the settings alone, with no clock: entry ages are then this process's monotonic
+        # seconds, which nothing outside the store compares with.
         self._size = size
         self._entry_ttl = entry_ttl
         self._now = clock

@@ -1,45 +1,42 @@
 """Opening the store a crawl names: the factory sits above the backends, which know nothing of it.
 
-``open_store(url, ...)`` for a ``REP_STORE`` URL; ``open_configured`` for a crawl's store options
-(validated by ``scrapy_rep.crawl._settings``, the one place every REP_* setting is checked).
+``open_store(url, ...)`` for a ``REP_STORE`` URL; ``open_configured`` for a crawl's
+``StoreOptions``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from scrapy_rep.crawl._settings import DEFAULT_ENTRY_TTL, DEFAULT_MEMORY_STORE_SIZE, StoreOptions
+from scrapy_rep.storage.options import (
+    DEFAULT_ENTRY_TTL,
+    DEFAULT_MEMORY_STORE_SIZE,
+    StoreOptions,
+    store_kind,
+)
 from scrapy_rep.storage.results._base import RobotsStore
 
 __all__ = ["open_configured", "open_store"]
 
 
 def open_store(url: str, *, memory_size: int | None = None, **options: Any) -> RobotsStore:
-    """Build a store from a ``REP_STORE`` URL.
-
-    ``memory://`` (default), ``sqlite:///path/file.sqlite3``, ``redis://host:port/db``.
-    Raises ``ValueError`` with a message naming ``REP_STORE`` for anything else.
-    """
-    scheme = url.partition("://")[0].lower() if "://" in url else ""
-    if scheme == "memory":
+    """Build a store from a ``REP_STORE`` URL (see ``store_kind``); ``ValueError`` naming
+    ``REP_STORE`` for anything else."""
+    kind = store_kind(url)
+    if kind == "memory":
         from scrapy_rep.storage.results._memory import MemoryStore
 
         return MemoryStore(
             size=memory_size or DEFAULT_MEMORY_STORE_SIZE,
             entry_ttl=options.get("entry_ttl", DEFAULT_ENTRY_TTL),
         )
-    if scheme == "sqlite":
+    if kind == "sqlite":
         from scrapy_rep.storage.results._sqlite import SQLiteStore
 
         return SQLiteStore.from_url(url, **options)
-    if scheme in ("redis", "rediss", "unix"):
-        from scrapy_rep.storage.results._redis import RedisStore
+    from scrapy_rep.storage.results._redis import RedisStore
 
-        return RedisStore.from_url(url, **options)
-    raise ValueError(
-        f"REP_STORE={url!r} is not a store URL: use 'memory://', "
-        "'sqlite:///path/to/robots.sqlite3' or 'redis://host:port/db'"
-    )
+    return RedisStore.from_url(url, **options)
 
 
 def open_configured(options: StoreOptions) -> RobotsStore:

@@ -21,14 +21,9 @@ from typing import TYPE_CHECKING, cast
 from urllib.parse import urlsplit
 
 from scrapy_rep.core.policy import FORMAT_VERSION
+from scrapy_rep.storage.options import DEFAULT_ENTRY_TTL, DEFAULT_PREFIX, DEFAULT_TIMEOUT
 from scrapy_rep.storage.results._base import StoredRobots, StoreUnavailable
-from scrapy_rep.storage.results._codec import (
-    DEFAULT_ENTRY_TTL,
-    DEFAULT_PREFIX,
-    DEFAULT_TIMEOUT,
-    decode,
-    encode_meta,
-)
+from scrapy_rep.storage.results._codec import decode, encode_meta
 from scrapy_rep.storage.results._threaded import DEFAULT_RETRY_INTERVAL, ThreadedStore
 
 if TYPE_CHECKING:

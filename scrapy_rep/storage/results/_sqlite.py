@@ -16,14 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from scrapy_rep.core.policy import FORMAT_VERSION
+from scrapy_rep.storage.options import DEFAULT_ENTRY_TTL, DEFAULT_PREFIX, DEFAULT_TIMEOUT
 from scrapy_rep.storage.results._base import StoredRobots, StoreUnavailable
-from scrapy_rep.storage.results._codec import (
-    DEFAULT_ENTRY_TTL,
-    DEFAULT_PREFIX,
-    DEFAULT_TIMEOUT,
-    decode,
-    encode_meta,
-)
+from scrapy_rep.storage.results._codec import decode, encode_meta
 from scrapy_rep.storage.results._threaded import DEFAULT_RETRY_INTERVAL, ThreadedStore
 
 _SCHEMA = """
@@ -112,6 +107,8 @@ class SQLiteBackend:
 
     def _prune(self, conn: sqlite3.Connection) -> None:
         """Drop entries past their time; housekeeping, so skipped rather than waited for."""
+        # Wall-clock times throughout: the file is shared by processes, which share no other
+        # clock (and this runs in the store's thread, given none).
         now = time.time()
         conn.execute("PRAGMA busy_timeout = 0")
         try:

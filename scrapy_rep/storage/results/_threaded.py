@@ -108,6 +108,8 @@ class ThreadedStore:
     def _run(self, fn: Callable[..., _T], *args: object) -> Deferred[_T]:
         if self._closed:
             return fail(self._closed_error())
+        # The fail-fast window is this store's own, read in its threads too: the process's
+        # monotonic clock (a store is opened from the settings alone, given no clock).
         if time.monotonic() < self._down_until:
             return fail(StoreUnavailable(self._down_reason))
         deferred: Deferred[_T] = Deferred()
