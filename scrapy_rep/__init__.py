@@ -1,16 +1,7 @@
 """scrapy-rep: Google-exact robots.txt handling for Scrapy.
 
-The parser and matcher (``RobotsTxt``) and usage preferences (``RobotsTxt.usage``,
-``UsagePrefs``, ``scrapy_rep.core.usage``) are pure Python: importing them does not
-import Scrapy; nor do ``explain``, ``format_explanation``, ``format_rule`` and
-``describe_origin`` (why a URL is allowed, as ``scrapy robots`` says it). The Scrapy parts
-(``RobotParser``, ``RobotsTxtMiddleware``, ``RobotsTxtGuard``, ``PageRobotsMiddleware``,
-``StartIntakeMiddleware``,
-``Addon``, ``running_middleware``)
-are loaded on first use.
-
-"SPEC A3" and the like in comments and docstrings are sections of the project's
-specification, docs/spec.md.
+The Scrapy components below are imported on first use: ``import scrapy_rep`` imports no Scrapy.
+"SPEC A3" and the like in comments and docstrings are sections of docs/spec.md.
 """
 
 from __future__ import annotations
