@@ -318,11 +318,13 @@ class RobotsTxtMiddleware:
 
     def _on_opened(self, spider: Spider) -> None:
         held = open_held(
-            self.crawler,
-            spider,
+            self._config.store,
+            jobdir=self.crawler.settings.get("JOBDIR"),
+            spider=spider,
+            stats=self.crawler.stats,
             clock=self._clock,
             on_adopted=self._holds.adopted,
-            config=self._config,
+            owner_ttl=self._config.held_owner_ttl,
         )
         self._holds.open(held)
 
