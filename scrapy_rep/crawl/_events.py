@@ -1,9 +1,12 @@
-"""What the robots.txt middleware's parts tell the user: their log lines, in one place.
+"""What the robots.txt middleware tells the user about origins and held requests: its log
+lines, in one place.
 
-The parts (cache, resolver, holds, verdicts) call these methods ("a request was held",
-"robots.txt became unreachable") and never format a message themselves. Stat names are those of
-``scrapy_rep.core.stats``, the one module naming every stat (the stores count there too); the
-names the parts count through ``Events.count`` are imported here for them.
+The middleware, the resolver, the holds and the verdicts call these methods ("a request was
+held", "robots.txt became unreachable") and never format such a message themselves; the
+other components write their own few lines (the guard, the page level, the fetcher's refused
+redirect, tdmrep.json, the stores). Stat names are those of ``scrapy_rep.core.stats``, the one
+module naming every stat; the names the parts count through ``Events.count`` are imported
+here for them.
 """
 
 from __future__ import annotations
