@@ -1,5 +1,5 @@
 """Where Scrapy versions differ (2.11.2 … 2.19), one function each, for the crawl's components
-and the commands; the one branch still outside is ``_running.running_middleware``'s lookup.
+and the commands.
 
 Each function says which versions take which branch, so it can go when the oldest supported
 Scrapy no longer needs it.
@@ -8,7 +8,7 @@ Scrapy no longer needs it.
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from scrapy import signals
 from scrapy.core import spidermw as _scrapy_spidermw
@@ -19,6 +19,8 @@ from twisted.internet.defer import Deferred, succeed
 
 if TYPE_CHECKING:
     from scrapy.signalmanager import SignalManager
+
+_M = TypeVar("_M")
 
 __all__ = [
     "ASYNC_MIDDLEWARE",
@@ -76,6 +78,27 @@ def process_request(final_gate: FinalGate) -> Callable[..., Any]:
         return deferred_from_coro(result)
 
     return deferred
+
+
+def downloader_middleware(crawler: Any, cls: type[_M]) -> _M | None:
+    """The crawl's running downloader middleware of class ``cls`` (a subclass counts), or
+    None before the engine runs. Scrapy >= 2.12 has ``crawler.get_downloader_middleware``;
+    older versions are searched by hand. Newer Scrapy raises instead of answering None for a
+    crawler whose engine does not exist yet."""
+    try:
+        engine = crawler.engine
+    except RuntimeError:
+        return None
+    if engine is None:
+        return None
+    getter = getattr(crawler, "get_downloader_middleware", None)
+    if getter is not None:
+        found: _M | None = getter(cls)
+        return found
+    for middleware in engine.downloader.middleware.middlewares:
+        if isinstance(middleware, cls):
+            return middleware
+    return None
 
 
 def download(engine: Any, request: Request) -> Deferred[Response]:

@@ -21,19 +21,14 @@ from scrapy_rep.core.stats import (
     FORBIDDEN,
     FORBIDDEN_BEFORE_SCHEDULE,
     GAVE_UP,
-    HELD,
     HELD_DROPPED,
     HELD_DROPPED_ON_CLOSE,
     HELD_KEPT,
     HELD_PERSISTED,
     HELD_RESTORED,
     RECOVERED,
-    REFRESH,
     RELEASE_FAILED,
-    RELEASED,
-    RESCHEDULED,
     STALE_SERVED,
-    STORE_HIT,
     UNREACHABLE,
     USAGE_FORBIDDEN,
 )
@@ -46,12 +41,6 @@ if TYPE_CHECKING:
     from scrapy_rep.crawl._cache import OriginState
 
 __all__ = [
-    # Counted by the parts through ``Events.count``.
-    "HELD",
-    "REFRESH",
-    "RELEASED",
-    "RESCHEDULED",
-    "STORE_HIT",
     "Events",
     "give_up_reason",
     "hold_timeout_reason",

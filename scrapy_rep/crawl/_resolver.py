@@ -22,7 +22,8 @@ from twisted.python.failure import Failure
 
 from scrapy_rep.core.origin import robots_url
 from scrapy_rep.core.policy import Entry, Fetch, Limits, given_up, record, serving
-from scrapy_rep.crawl._events import REFRESH, STORE_HIT, give_up_reason
+from scrapy_rep.core.stats import REFRESH, STORE_HIT
+from scrapy_rep.crawl._events import give_up_reason
 from scrapy_rep.storage.results import RobotsStore, StoredRobots
 
 if TYPE_CHECKING:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from scrapy_rep.crawl import _compat
+
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
@@ -25,17 +27,4 @@ def running_middleware(crawler: Crawler) -> RobotsTxtMiddleware | None:
     """
     from scrapy_rep.crawl.robotstxt_middleware import RobotsTxtMiddleware
 
-    try:
-        engine = crawler.engine
-    except RuntimeError:  # newer Scrapy raises instead of answering None
-        return None
-    if engine is None:
-        return None
-    getter = getattr(crawler, "get_downloader_middleware", None)  # Scrapy >= 2.12
-    if getter is not None:
-        found: RobotsTxtMiddleware | None = getter(RobotsTxtMiddleware)
-        return found
-    for middleware in engine.downloader.middleware.middlewares:
-        if isinstance(middleware, RobotsTxtMiddleware):
-            return middleware
-    return None
+    return _compat.downloader_middleware(crawler, RobotsTxtMiddleware)

@@ -43,7 +43,8 @@ from twisted.internet import task
 from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
-from scrapy_rep.crawl._events import HELD, RELEASED, hold_timeout_reason
+from scrapy_rep.core.stats import HELD, RELEASED
+from scrapy_rep.crawl._events import hold_timeout_reason
 from scrapy_rep.storage.held import HeldRequests, MemoryHeld
 
 if TYPE_CHECKING:

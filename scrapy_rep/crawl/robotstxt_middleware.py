@@ -37,12 +37,13 @@ from twisted.internet.defer import Deferred, maybeDeferred, succeed
 
 from scrapy_rep.core.origin import origin as url_origin
 from scrapy_rep.core.robots_file import RobotsTxt
+from scrapy_rep.core.stats import RESCHEDULED
 from scrapy_rep.core.tdmrep import TdmFile, TdmRule
 from scrapy_rep.core.usage import NO_PREFERENCE, UsagePrefs
 from scrapy_rep.crawl import _compat
 from scrapy_rep.crawl._cache import RUN, OriginKeys, OriginReport, OriginState
 from scrapy_rep.crawl._checks import settings_tokens
-from scrapy_rep.crawl._events import RESCHEDULED, Events
+from scrapy_rep.crawl._events import Events
 from scrapy_rep.crawl._fetch import Fetcher
 from scrapy_rep.crawl._parts import build_parts
 from scrapy_rep.crawl._resolver import ResolverListener
