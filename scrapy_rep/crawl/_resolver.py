@@ -319,19 +319,10 @@ class Resolver:
             yield self._release_lease(origin)
         previous = self._cache.peek(origin)
         state = self._cache.install(origin, new, self._cache.parse(new, body, previous), now)
-        self._announced(state, previous, now, self._trigger(origin, state), False)
-        return state
-
-    def _announced(
-        self,
-        state: OriginState,
-        previous: OriginState | None,
-        now: float,
-        trigger: Request | None,
-        from_store: bool,
-    ) -> None:
+        trigger = self._trigger(origin, state)
         for listener in self._listeners:
-            listener.announced(state, previous, now, trigger, from_store)
+            listener.announced(state, previous, now, trigger, False)
+        return state
 
     def _load(self, origin: str) -> Deferred[tuple[StoredRobots | None, Entry | None]]:
         def parse(stored: StoredRobots | None) -> tuple[StoredRobots | None, Entry | None]:
@@ -376,5 +367,7 @@ class Resolver:
         body = stored.body if stored is not None else None
         state = self._cache.install(origin, entry, self._cache.parse(entry, body, previous), now)
         if previous is None or previous.entry.fetched_at != entry.fetched_at:
-            self._announced(state, previous, now, self._trigger(origin, state), True)
+            trigger = self._trigger(origin, state)
+            for listener in self._listeners:
+                listener.announced(state, previous, now, trigger, True)
         return state

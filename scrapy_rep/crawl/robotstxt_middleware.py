@@ -69,8 +69,9 @@ _GATED = "_robotstxt_gated"
 _DISALLOW_ALL = RobotsTxt.parse(b"User-agent: *\nDisallow: /\n")
 
 
-class RobotsTxtMiddleware:
-    """Downloader middleware + request_scheduled gate; see the module docstring."""
+class RobotsTxtMiddleware(ResolverListener):
+    """Downloader middleware + request_scheduled gate; see the module docstring. It listens
+    to the resolver (``announced``: log and signal a new state)."""
 
     def __init__(
         self,
@@ -104,7 +105,7 @@ class RobotsTxtMiddleware:
             closing=lambda: _compat.close_requested(crawler.engine),
             wake=lambda: _compat.wake(crawler.engine),
             crawl_delay=self._verdicts.crawl_delay_of if config.crawl_delay else None,
-            listeners=(_Announcer(self),),
+            listeners=(self,),
         )
         self._cache, self._resolver, self._holds = parts.cache, parts.resolver, parts.holds
         self._tdm = parts.tdm
@@ -336,20 +337,3 @@ class RobotsTxtMiddleware:
         closed = maybeDeferred(self._store.close)
         closed.addErrback(lambda failure: self._events.store_failed(failure.getErrorMessage()))
         await maybe_deferred_to_future(closed)
-
-
-class _Announcer(ResolverListener):
-    """The middleware's ear on the resolver: new states are logged and signalled."""
-
-    def __init__(self, middleware: RobotsTxtMiddleware) -> None:
-        self._middleware = middleware
-
-    def announced(
-        self,
-        state: OriginState,
-        previous: OriginState | None,
-        now: float,
-        trigger: Request | None,
-        from_store: bool,
-    ) -> None:
-        self._middleware.announced(state, previous, now, trigger, from_store)
