@@ -16,14 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, Spider, signals
 from scrapy.exceptions import DontCloseSpider
-from scrapy.http import HtmlResponse
 from twisted.internet.defer import DeferredList, maybeDeferred
 
 from scrapy_rep.core.explain import describe_error, explain_report, page_entry, with_usage
-from scrapy_rep.core.pageusage import page_usage
 from scrapy_rep.core.purpose import NO_PURPOSE, Purpose
-from scrapy_rep.core.tdmrep import TdmFile, tdm_prefs
-from scrapy_rep.core.usage import NO_PREFERENCE, UsagePrefs, UsageSource, combine
+from scrapy_rep.core.tdmrep import TdmFile, rule_prefs
+from scrapy_rep.core.usage import NO_PREFERENCE, UsagePrefs, combine
 from scrapy_rep.crawl import _compat
 from scrapy_rep.crawl._running import running_middleware
 from scrapy_rep.crawl.addon import BUILTIN_MIDDLEWARE, MIDDLEWARE, MIDDLEWARE_ORDER, component_path
@@ -181,21 +179,12 @@ class _ExplainSpider(Spider):
                 engine.crawl(request)
 
     def _page(self, response: Response, url: str) -> None:
-        from scrapy_rep.crawl.page_middleware import response_rules
+        from scrapy_rep.crawl.page_middleware import response_rules, response_usage
 
         assert self.pages is not None
         rules = response_rules(response, self.tokens, datetime.now(timezone.utc))
         self.pages[url] = page_entry(response.url, response.status, rules)
-        body = response.body if isinstance(response, HtmlResponse) else None
-        content_type = (response.headers.get(b"Content-Type") or b"").lower()
-        self.pages[url]["own_usage"] = page_usage(
-            lambda name: response.headers.getlist(name),
-            body,
-            None,
-            rules,
-            self.tokens,
-            image=content_type.startswith(b"image/"),
-        )
+        self.pages[url]["own_usage"] = response_usage(response, rules, self.tokens)
         # with_usage reads "allowed": the page was fetched because robots.txt allows it.
         self.pages[url]["allowed"] = True
 
@@ -234,10 +223,7 @@ class _ExplainSpider(Spider):
         assert self.tdm is not None
         rule = found.reservation(url)
         if rule is not None:
-            value = f"location {rule.location}, tdm-reservation {rule.reservation}"
-            self.tdm[url] = tdm_prefs(
-                rule.reservation, UsageSource("tdmrep.json", value, rule.index)
-            )
+            self.tdm[url] = rule_prefs(rule)
 
     def _store(self, result: Any, url: str) -> None:
         self.results[url] = getattr(result, "value", result)  # a Failure's exception

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from scrapy_rep.core.pagerules import ALL_AGENTS, PageRules, meta_tags
-from scrapy_rep.core.tdmrep import TdmRule, reservation_value, supersede, tdm_prefs
+from scrapy_rep.core.tdmrep import TdmRule, reservation_value, rule_source, supersede, tdm_prefs
 from scrapy_rep.core.tokens import fold, product_token
 from scrapy_rep.core.usage import (
     NO_PREFERENCE,
@@ -81,8 +81,7 @@ def _tdm(
 ) -> UsagePrefs:
     found: list[tuple[int | None, UsageSource]] = []
     if tdm_file is not None:
-        value = f"location {tdm_file.location}, tdm-reservation {tdm_file.reservation}"
-        found.append((tdm_file.reservation, UsageSource("tdmrep.json", value, tdm_file.index)))
+        found.append((tdm_file.reservation, rule_source(tdm_file)))
     for raw in header("tdm-reservation")[-1:]:
         text = raw.decode("latin-1").strip()
         found.append((reservation_value(text), UsageSource("tdm-reservation", text)))

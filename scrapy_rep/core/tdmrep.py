@@ -24,7 +24,16 @@ from dataclasses import dataclass
 from scrapy_rep.core.matcher import matches, path_params_query
 from scrapy_rep.core.usage import NO_PREFERENCE, UsagePrefs, UsageSource
 
-__all__ = ["TDM_LABELS", "TdmFile", "TdmRule", "reservation_value", "supersede", "tdm_prefs"]
+__all__ = [
+    "TDM_LABELS",
+    "TdmFile",
+    "TdmRule",
+    "reservation_value",
+    "rule_prefs",
+    "rule_source",
+    "supersede",
+    "tdm_prefs",
+]
 
 #: The usage labels a TDM reservation speaks for (SPEC F4).
 TDM_LABELS: tuple[str, ...] = ("train-ai",)
@@ -138,3 +147,14 @@ def tdm_prefs(reservation: int | None, source: UsageSource) -> UsagePrefs:
     return UsagePrefs(
         {label: allowed for label in TDM_LABELS}, {label: (source,) for label in TDM_LABELS}
     )
+
+
+def rule_source(rule: TdmRule) -> UsageSource:
+    """A tdmrep.json rule as the source of a statement (explanations, log lines)."""
+    value = f"location {rule.location}, tdm-reservation {rule.reservation}"
+    return UsageSource("tdmrep.json", value, rule.index)
+
+
+def rule_prefs(rule: TdmRule) -> UsagePrefs:
+    """What a tdmrep.json rule states, with the rule as its source."""
+    return tdm_prefs(rule.reservation, rule_source(rule))

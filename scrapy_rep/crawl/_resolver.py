@@ -6,9 +6,10 @@ not retried. ``state`` answers at once from what is known, ``report`` makes one 
 explain command), ``room(limit)`` waits while ``limit`` origins are being resolved (the
 start-request intake). A new state installed goes to its ``ResolverListener``s (to be logged
 and signalled); nothing is called back otherwise. One resolution per origin at a time (single
-flight); ``_decide`` is the one place that says whether robots.txt is fetched now (SPEC B3
-refresh, B2 backoff and Retry-After through ``policy.serving``). Time comes from the clock it
-is given.
+flight). When robots.txt is fetched: ``_decide`` says now or at ``refresh_at`` (SPEC B3
+refresh, B2 backoff and Retry-After through ``policy.serving``); beside it only ``report``
+(asked explicitly: one attempt now) and a resolution that failed outright (again after
+REP_RETRY_DELAY) start one. Time comes from the clock it is given.
 """
 
 from __future__ import annotations
@@ -179,7 +180,7 @@ class Resolver:
         return state
 
     def _decide(self, origin: str, now: float, trigger: Request | None, *, waiting: bool) -> None:
-        """The one place that decides "fetch robots.txt now?".
+        """Fetch robots.txt now, or when? (``report`` and a failed resolution aside.)
 
         Unknown origin, or its ``refresh_at`` passed (copy expired, SPEC B3; backoff or
         Retry-After over, SPEC B2): fetch now. Otherwise, if requests wait, at ``refresh_at``.

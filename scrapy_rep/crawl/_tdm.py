@@ -69,7 +69,7 @@ class TdmFiles:
         self._known.move_to_end(origin)
         return known[0]
 
-    def demand(self, origin: str) -> None:
+    def _demand(self, origin: str) -> None:
         """Fetch the origin's file (once at a time)."""
         if origin in self._fetching or self._closing:
             return
@@ -85,7 +85,7 @@ class TdmFiles:
         if self._closing:
             waiter.errback(IgnoreRequest(f"{origin}: tdmrep.json not known when the crawl closed"))
             return waiter
-        self.demand(origin)
+        self._demand(origin)
         self._fetching[origin].append(waiter)
         return waiter
 

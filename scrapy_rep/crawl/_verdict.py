@@ -24,8 +24,8 @@ from scrapy_rep.core.stats import (
     FORBIDDEN_BEFORE_SCHEDULE,
     FORBIDDEN_DUPLICATE,
 )
-from scrapy_rep.core.tdmrep import TdmFile, tdm_prefs
-from scrapy_rep.core.usage import NO_PREFERENCE, UsagePrefs, UsageSource, combine
+from scrapy_rep.core.tdmrep import TdmFile, rule_prefs
+from scrapy_rep.core.usage import NO_PREFERENCE, UsagePrefs, combine
 from scrapy_rep.crawl import _compat
 from scrapy_rep.crawl.robot_parser import RobotParser
 
@@ -103,9 +103,7 @@ class Verdicts:
         if tdm is not None:
             rule = tdm.reservation(request.url)
             if rule is not None:
-                value = f"location {rule.location}, tdm-reservation {rule.reservation}"
-                source = UsageSource("tdmrep.json", value, line=rule.index)
-                prefs = combine(prefs, tdm_prefs(rule.reservation, source))
+                prefs = combine(prefs, rule_prefs(rule))
         return prefs
 
     def _check_usage(

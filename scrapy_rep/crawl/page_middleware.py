@@ -64,7 +64,9 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from scrapy.spiders import Spider
 
-__all__ = ["META_KEY", "USAGE_KEY", "PageRobotsMiddleware", "response_rules"]
+    from scrapy_rep.core.tdmrep import TdmRule
+
+__all__ = ["META_KEY", "USAGE_KEY", "PageRobotsMiddleware", "response_rules", "response_usage"]
 
 logger = logging.getLogger(__name__)
 
@@ -137,17 +139,7 @@ class PageRobotsMiddleware:
         middleware = running_middleware(self.crawler)
         if middleware is not None and request is not None:
             robots, tdm_rule = middleware.usage_sources(request)
-        body, encoding = _html(response)
-        content_type = (response.headers.get(b"Content-Type") or b"").lower()
-        own = page_usage(
-            lambda name: response.headers.getlist(name),
-            body,
-            encoding,
-            rules,
-            self._tokens.for_header(user_agent),
-            image=content_type.startswith(b"image/"),
-            tdm_file=tdm_rule,
-        )
+        own = response_usage(response, rules, self._tokens.for_header(user_agent), tdm_rule)
         return own if robots is None else combine(robots, own)
 
     # -- spider middleware hooks -----------------------------------------------
@@ -331,6 +323,24 @@ def response_rules(response: Response, tokens: Sequence[str], now: datetime) -> 
     """The rules ``response`` sets for a crawler answering to ``tokens``, at ``now``."""
     body, encoding = _html(response)
     return page_rules(response.headers.getlist(b"X-Robots-Tag"), body, tokens, now, encoding)
+
+
+def response_usage(
+    response: Response, rules: PageRules, tokens: Sequence[str], tdm_rule: TdmRule | None = None
+) -> UsagePrefs:
+    """The usage preferences ``response`` itself states (SPEC G3), given its page ``rules``
+    for a crawler answering to ``tokens`` and its origin's tdmrep.json rule."""
+    body, encoding = _html(response)
+    content_type = (response.headers.get(b"Content-Type") or b"").lower()
+    return page_usage(
+        lambda name: response.headers.getlist(name),
+        body,
+        encoding,
+        rules,
+        tokens,
+        image=content_type.startswith(b"image/"),
+        tdm_file=tdm_rule,
+    )
 
 
 def _html(response: Response) -> tuple[bytes | None, str | None]:
