@@ -133,13 +133,17 @@ class Holds:
         elsewhere: Callable[[], bool] | None = getattr(self._held, "pending_elsewhere", None)
         return elsewhere is not None and elsewhere()
 
-    def hold(self, origin: str, request: Request, until: Deferred[Any] | None = None) -> None:
+    def hold(
+        self,
+        origin: str,
+        request: Request,
+        until: Callable[[str], Deferred[Any]] | None = None,
+    ) -> None:
         """Keep ``request`` until ``origin``'s robots.txt serves or, given ``until`` (the
-        origin's tdmrep.json), until that fires; then it goes back through the gate."""
+        origin's tdmrep.json: ``TdmFiles.known``, asked once per origin), until that fires;
+        then it goes back through the gate."""
         if self._closed:
             self._events.dropped(origin, 1, self._closing_reason())
-            if until is not None:
-                until.cancel()
             return
         self._held.add(origin, request)
         self._since.setdefault(origin, []).append(self._clock.seconds())
@@ -147,7 +151,7 @@ class Holds:
         if until is None:
             self._interested(origin, "robots.txt", request)
         else:
-            self._register(origin, "tdmrep.json", until)
+            self._interested(origin, "tdmrep.json", request, until)
         self._start_tick()
 
     def wait(self, origin: str, request: Request | None = None) -> Deferred[OriginState]:
@@ -161,16 +165,20 @@ class Holds:
         self._start_tick()
         return waiter
 
-    def _interested(self, origin: str, what: str, trigger: Request | None) -> None:
-        if (origin, what) not in self._interest:
-            self._register(origin, what, self._resolver.wait(origin, trigger))
-
-    def _register(self, origin: str, what: str, known: Deferred[Any]) -> None:
+    def _interested(
+        self,
+        origin: str,
+        what: str,
+        trigger: Request | None,
+        known: Callable[[str], Deferred[Any]] | None = None,
+    ) -> None:
+        """Register interest in ``what`` of ``origin`` (one per origin and thing): the
+        resolver's ``wait``, or ``known`` for another thing."""
         if (origin, what) in self._interest:
-            known.cancel()  # one interest per origin and thing suffices
             return
-        self._interest[origin, what] = known
-        known.addCallbacks(self._known, _cancelled, callbackArgs=(origin, what))
+        found = known(origin) if known is not None else self._resolver.wait(origin, trigger)
+        self._interest[origin, what] = found
+        found.addCallbacks(self._known, _cancelled, callbackArgs=(origin, what))
 
     def _known(self, result: object, origin: str, what: str) -> None:
         if self._interest.get((origin, what)) is None:

@@ -150,7 +150,7 @@ class RobotsTxtMiddleware(ResolverListener):
             tdm = self._tdm.get(origin)
             if tdm is None and self._verdicts.crawlable(state, request):
                 # The declared purpose needs the origin's TDM reservation: wait for it too.
-                self._holds.hold(origin, request, until=self._tdm.known(origin))
+                self._holds.hold(origin, request, until=self._tdm.known)
                 raise IgnoreRequest("held until tdmrep.json is known")
         self._verdicts.at_gate(state, request, tdm)
         meta[_GATED] = state.generation
