@@ -65,6 +65,7 @@ if TYPE_CHECKING:
     from scrapy.spiders import Spider
 
     from scrapy_rep.core.tdmrep import TdmRule
+    from scrapy_rep.crawl.robotstxt_middleware import RobotsTxtMiddleware
 
 __all__ = ["META_KEY", "USAGE_KEY", "PageRobotsMiddleware", "response_rules", "response_usage"]
 
@@ -89,6 +90,8 @@ class PageRobotsMiddleware:
         self._unmarkable: set[tuple[type, str]] = set()
         self._judged: WeakKeyDictionary[Response, PageRules | None] = WeakKeyDictionary()
         self._usage: WeakKeyDictionary[Response, UsagePrefs] = WeakKeyDictionary()
+        # scrapy_rep's downloader middleware, looked up once it runs (not on every response).
+        self._robots: RobotsTxtMiddleware | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> PageRobotsMiddleware:
@@ -132,11 +135,16 @@ class PageRobotsMiddleware:
             return None
         return self._usage.get(response)
 
+    def _robots_middleware(self) -> RobotsTxtMiddleware | None:
+        if self._robots is None:
+            self._robots = running_middleware(self.crawler)
+        return self._robots
+
     def _usage_of(self, response: Response, rules: PageRules) -> UsagePrefs:
         request = response.request
         user_agent = request.headers.get(b"User-Agent") if request is not None else None
         robots, tdm_rule = (None, None)
-        middleware = running_middleware(self.crawler)
+        middleware = self._robots_middleware()
         if middleware is not None and request is not None:
             robots, tdm_rule = middleware.usage_sources(request)
         own = response_usage(response, rules, self._tokens.for_header(user_agent), tdm_rule)

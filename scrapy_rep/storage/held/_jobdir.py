@@ -105,7 +105,7 @@ class JobdirHeld:
         seq = self._next_seq
         self._next_seq += 1
         try:
-            data = pickle.dumps(request.to_dict(spider=self._spider), protocol=4)
+            data = self._dump(request)
         except Exception as exc:  # as Scrapy's disk queues: ValueError, PicklingError, TypeError…
             self._keep_in_memory(origin, seq, request, f"cannot be serialised: {exc}")
             return
@@ -139,7 +139,7 @@ class JobdirHeld:
         rows, lost = [], []
         for request in requests:
             try:
-                data = pickle.dumps(request.to_dict(spider=self._spider), protocol=4)
+                data = self._dump(request)
             except Exception:  # it was in memory only for this reason: it cannot wait on disk
                 lost.append(request)
                 continue
@@ -155,6 +155,10 @@ class JobdirHeld:
 
     def __len__(self) -> int:
         return self._durable + len(self._spill)
+
+    def _dump(self, request: Request) -> bytes:
+        """As Scrapy's disk queues serialise a request (raises when it cannot be)."""
+        return pickle.dumps(request.to_dict(spider=self._spider), protocol=4)
 
     def in_memory(self) -> int:
         return len(self._spill)
