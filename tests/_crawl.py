@@ -22,6 +22,10 @@ keep running in the pytest process.
         timeout=60,               # wall-clock limit; on expiry the crawl is killed and
                                   # CrawlTimeout (an AssertionError, with the log tail) is raised
         check=True,               # raise CrawlFailed unless the subprocess exited 0 with results
+        spider="harness",         # or "errback_yields" (async errbacks yielding an item and a
+                                  # request) or "sitemap" (Scrapy's SitemapSpider), see
+                                  # tests/_crawl_main.py
+        sitemap_urls=[],          # the sitemap spider's sitemap_urls
     )
 
 Start URLs may be plain strings or :class:`Start` (``url``, ``meta``, ``dont_filter`` (default
@@ -42,7 +46,8 @@ DOWNLOAD_TIMEOUT 15, ROBOTSTXT_OBEY False); JOBDIR, CLOSESPIDER_* etc. are ordin
     result.responses        URLs the spider's callback got, in order (any status that reached it)
     result.response_times   seconds since spider_opened at which each of those arrived
     result.statuses         {url: status} for those
-    result.errbacks         list of Errback(url, exception (class name), message, status)
+    result.errbacks         list of Errback(url, exception (class name), message, status,
+                            ignore_request, same_request)
                             — IgnoreRequest from a downloader middleware, HttpError, timeouts…
                             (download error classes differ by version: newer Scrapy raises
                             DownloadFailedError / DownloadTimeoutError / ResponseDataLossError
@@ -125,6 +130,8 @@ class Errback:
     exception: str
     message: str
     status: int | None
+    ignore_request: bool = False  # the failure is an IgnoreRequest (a subclass counts)
+    same_request: bool = False  # failure.request is the very Request the config made
 
 
 @dataclass
@@ -183,12 +190,16 @@ def run_crawl(
     memory_limit: int | None = None,
     timeout: float = 60.0,
     check: bool = True,
+    spider: str = "harness",
+    sitemap_urls: Sequence[str] = (),
 ) -> CrawlResult:
     """Run a real crawl in a subprocess; see the module docstring."""
     with tempfile.TemporaryDirectory(prefix="scrapy-rep-crawl-") as tmp:
         result_path = Path(tmp, "result.json")
         log_path = Path(tmp, "crawl.log")
         config = {
+            "spider": spider,
+            "sitemap_urls": list(sitemap_urls),
             "settings": {**BASE_SETTINGS, **(settings or {})},
             "start": [_as_start(s).to_json() for s in start_urls],
             "follow_links": follow_links,

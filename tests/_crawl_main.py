@@ -1,7 +1,9 @@
 """Subprocess entry point of ``tests/_crawl.py``: one real Scrapy crawl, results as JSON.
 
 Usage: ``python tests/_crawl_main.py CONFIG.json`` (``tests/`` is then ``sys.path[0]``).
-CONFIG keys: ``settings`` (dict), ``start`` (list of {url, meta, dont_filter, priority}),
+CONFIG keys: ``spider`` (``"harness"``, ``"errback_yields"`` or ``"sitemap"``, see
+``SPIDERS``), ``sitemap_urls`` (the sitemap spider's), ``settings`` (dict), ``start`` (list
+of {url, meta, dont_filter, priority}),
 ``follow_links`` (bool), ``follow_meta`` (dict), ``items`` (bool: yield one dict item per
 response), ``extra`` (list of {url, at, meta, dont_filter}), ``hosts`` (name → IP for
 ``_resolver.MappedResolver``), ``memory_limit`` (bytes of address space, RLIMIT_AS, or null),
@@ -26,10 +28,11 @@ from typing import Any
 import scrapy
 from scrapy import signals
 from scrapy.crawler import Crawler, CrawlerProcess
-from scrapy.exceptions import DontCloseSpider
+from scrapy.exceptions import DontCloseSpider, IgnoreRequest
 from scrapy.http import Request, Response, TextResponse
 from scrapy.settings import default_settings
 from scrapy.spidermiddlewares.httperror import HttpError
+from scrapy.spiders import SitemapSpider
 from twisted.python.failure import Failure
 
 _RESOLVER = "_resolver.MappedResolver"
@@ -54,6 +57,8 @@ class HarnessSpider(scrapy.Spider):
         self.items: list[dict[str, Any]] = []
         self.close_reason: str | None = None
         self._pending_extra = len(harness.get("extra", []))
+        # Requests made from the config, by URL: an errback's failure.request must be one.
+        self._sent: dict[str, list[Request]] = {}
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> HarnessSpider:
@@ -66,7 +71,7 @@ class HarnessSpider(scrapy.Spider):
         return spider
 
     def _request(self, entry: dict[str, Any]) -> Request:
-        return Request(
+        request = Request(
             entry["url"],
             callback=self.parse,
             errback=self.on_error,
@@ -74,6 +79,8 @@ class HarnessSpider(scrapy.Spider):
             dont_filter=bool(entry.get("dont_filter", False)),
             priority=int(entry.get("priority", 0)),
         )
+        self._sent.setdefault(request.url, []).append(request)
+        return request
 
     # Scrapy >= 2.13 calls start(); older versions call start_requests().
     async def start(self) -> AsyncIterator[Request]:
@@ -110,6 +117,9 @@ class HarnessSpider(scrapy.Spider):
                 "exception": type(failure.value).__name__,
                 "message": str(failure.value),
                 "status": status,
+                "ignore_request": isinstance(failure.value, IgnoreRequest),
+                "same_request": request is not None
+                and any(sent is request for sent in self._sent.get(request.url, [])),
             }
         )
 
@@ -143,6 +153,55 @@ class HarnessSpider(scrapy.Spider):
     def closed(self, reason: str) -> None:
         self.close_reason = reason
         self.cpu_time = time.process_time() - self._cpu_at_open
+
+
+class ErrbackYieldsSpider(HarnessSpider):
+    """The harness spider whose errback is an ``async def`` generator, as a spider that tries
+    elsewhere from its errback writes it: it records the failure, then yields one item
+    (``{"errback_for": url, "message": ...}``) and, when the failed request's meta has
+    ``then`` (a URL), one new request for it. ``meta["errback_raises"]``: it raises instead."""
+
+    name = "errback_yields"
+
+    async def on_error(self, failure: Failure) -> AsyncIterator[Any]:  # type: ignore[override]
+        super().on_error(failure)
+        request = failure.request  # type: ignore[attr-defined]
+        if request.meta.get("errback_raises"):
+            raise ValueError(f"errback raised for {request.url}")
+        yield {"errback_for": request.url, "message": str(failure.value)}
+        then = request.meta.get("then")
+        if then:
+            yield Request(then, callback=self.parse, errback=self.on_error)
+
+
+class SitemapHarnessSpider(HarnessSpider, SitemapSpider):
+    """Scrapy's SitemapSpider with the harness's recording: ``sitemap_urls`` from the config
+    (a robots.txt URL among them makes it read the file's ``Sitemap:`` lines), every page of
+    the sitemaps to ``parse``."""
+
+    name = "sitemap"
+
+    def __init__(self, harness: dict[str, Any], **kwargs: Any) -> None:
+        super().__init__(harness, **kwargs)
+        self.sitemap_urls = list(harness.get("sitemap_urls", []))
+
+    def _sitemap_requests(self) -> Iterator[Request]:
+        for url in self.sitemap_urls:
+            yield Request(url, callback=self._parse_sitemap, errback=self.on_error)
+
+    async def start(self) -> AsyncIterator[Request]:
+        for request in self._sitemap_requests():
+            yield request
+
+    def start_requests(self) -> Iterator[Request]:
+        yield from self._sitemap_requests()
+
+
+SPIDERS: dict[str, type[HarnessSpider]] = {
+    "harness": HarnessSpider,
+    "errback_yields": ErrbackYieldsSpider,
+    "sitemap": SitemapHarnessSpider,
+}
 
 
 def _max_rss() -> int:
@@ -179,7 +238,7 @@ def main(config_path: str) -> int:
     if limit:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     process = CrawlerProcess(_settings(config))
-    crawler = process.create_crawler(HarnessSpider)
+    crawler = process.create_crawler(SPIDERS[config.get("spider") or "harness"])
     process.crawl(crawler, harness=config)
     process.start()
     spider = crawler.spider

@@ -68,6 +68,17 @@ client went away), ``client_closed`` (the client hung up mid-body)).
         ``trigger.fired_at``. E.g. release A's robots.txt once B served 3 pages:
         ``b.when(lambda: b.count("/page/", prefix=True) >= 3, release.set, timeout=3)``
 
+Forward proxy — :class:`ForwardProxy`
+-------------------------------------
+``ForwardProxy.start(credentials=None)``: an HTTP forward proxy on 127.0.0.1 (absolute-URI
+requests, as Scrapy sends ``http://`` URLs to a proxy; no CONNECT). It relays each request to
+its origin, adding ``Via: 1.1 test-proxy`` (so an origin server can tell proxied requests from
+direct ones), and records what it relayed in ``proxy.requests`` (``Seen.path`` is the absolute
+URL). ``credentials="user:pass"``: requests without that Basic ``Proxy-Authorization`` get 407.
+``proxy.fail_with(Reply(...))``: answer everything with that reply instead (the proxy's own
+failure). ``proxy.proxy_url`` is the value for ``meta["proxy"]``, and
+``proxy.url_with_credentials()`` the same with ``user:pass@``.
+
 FTP — :class:`FtpServer`
 ------------------------
 pyftpdlib in a thread, anonymous read-only on a temporary directory: ``ftp.write("robots.txt",
@@ -95,9 +106,11 @@ usual. ``run_crawl(..., hosts={"müller.test": "127.0.0.1"})`` sets both setting
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import datetime
 import gzip as _gzip
+import http.client
 import http.server
 import ipaddress
 import shutil
@@ -113,7 +126,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -494,6 +507,82 @@ class ScriptedServer:
             if rst:
                 conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             conn.close()
+
+
+class ForwardProxy(ScriptedServer):
+    """An HTTP forward proxy that relays to the origin (see the module docstring)."""
+
+    def __init__(self, credentials: str | None = None) -> None:
+        super().__init__()
+        self.credentials = credentials
+        self._failure: Reply | None = None
+
+    @classmethod
+    def start(cls, tls: bool = False, credentials: str | None = None) -> ForwardProxy:
+        proxy = cls(credentials)
+        proxy._thread.start()
+        return proxy
+
+    @property
+    def proxy_url(self) -> str:
+        return f"http://{HOST}:{self.port}"
+
+    def url_with_credentials(self) -> str:
+        return f"http://{self.credentials}@{HOST}:{self.port}"
+
+    def fail_with(self, reply: Reply) -> None:
+        self._failure = reply
+
+    def _handle(self, h: _Handler) -> None:
+        seen = Seen(
+            method=h.command,
+            path=h.path,
+            headers={k.lower(): v for k, v in h.headers.items()},
+            time=time.monotonic(),
+        )
+        self._record(seen)
+        reply = self._failure
+        if reply is None and self.credentials is not None:
+            expected = "Basic " + base64.b64encode(self.credentials.encode()).decode()
+            if h.headers.get("Proxy-Authorization") != expected:
+                reply = Reply(407, headers={"Proxy-Authenticate": 'Basic realm="test"'})
+        try:
+            if reply is not None:
+                self._answer(h, reply, seen)
+            else:
+                self._relay(h, seen)
+        except OSError:
+            h.close_connection = True
+            self._finish(seen, client_closed=True)
+        else:
+            self._finish(seen)
+
+    def _relay(self, h: _Handler, seen: Seen) -> None:
+        target = urlsplit(h.path)
+        conn = http.client.HTTPConnection(target.hostname or HOST, target.port or 80, timeout=30)
+        headers = {
+            k: v
+            for k, v in h.headers.items()
+            if k.lower() not in ("proxy-authorization", "proxy-connection", "connection")
+        }
+        headers["Via"] = "1.1 test-proxy"
+        path = target.path + (f"?{target.query}" if target.query else "")
+        try:
+            conn.request(h.command, path or "/", headers=headers)
+            answer = conn.getresponse()
+            body = answer.read()
+        finally:
+            conn.close()
+        seen.status = answer.status
+        h.send_response(answer.status)
+        for name, value in answer.getheaders():
+            if name.lower() not in ("connection", "transfer-encoding", "content-length"):
+                h.send_header(name, value)
+        h.send_header("Content-Length", str(len(body)))
+        h.end_headers()
+        if h.command != "HEAD":
+            h.wfile.write(body)
+            seen.bytes_sent = len(body)
 
 
 def _matches(seen_path: str, path: str, prefix: bool) -> bool:
