@@ -54,7 +54,7 @@ def measure(origins: int, store_size: int) -> list[tuple[int, float, int, int]]:
             pass
 
     class Fetcher:
-        def fetch(self, url: str) -> object:
+        def fetch(self, url: str, via: object = None) -> object:
             site = int(urlsplit(url).hostname.split(".")[0][4:])  # type: ignore[union-attr]
             return succeed((Fetch("ok", status=200), _body(site)))
 

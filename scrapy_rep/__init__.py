@@ -17,6 +17,7 @@ from scrapy_rep.core.usage import UsagePrefs, UsageSource
 if TYPE_CHECKING:
     from scrapy_rep.crawl._running import running_middleware
     from scrapy_rep.crawl.addon import Addon
+    from scrapy_rep.crawl.exceptions import RequestDropped
     from scrapy_rep.crawl.guard_middleware import RobotsTxtGuard
     from scrapy_rep.crawl.page_middleware import PageRobotsMiddleware
     from scrapy_rep.crawl.robot_parser import RobotParser
@@ -31,6 +32,7 @@ __all__ = [
     "Decision",
     "PageRobotsMiddleware",
     "PageRules",
+    "RequestDropped",
     "RobotParser",
     "RobotsTxt",
     "RobotsTxtGuard",
@@ -56,6 +58,7 @@ _LAZY = {
     "RobotsTxtGuard": "scrapy_rep.crawl.guard_middleware",
     "StartIntakeMiddleware": "scrapy_rep.crawl.start_intake_middleware",
     "Addon": "scrapy_rep.crawl.addon",
+    "RequestDropped": "scrapy_rep.crawl.exceptions",
     "running_middleware": "scrapy_rep.crawl._running",
 }
 

@@ -62,3 +62,9 @@ def unused_port() -> Iterator[int]:
     """A 127.0.0.1 port that refuses connections for the whole test."""
     with closed_port() as port:
         yield port
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Long tests first: with pytest-xdist their minutes overlap the rest of the suite instead
+    of ending it alone on one worker."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

@@ -126,6 +126,13 @@ def test_preference_list_setting() -> None:
     assert rp.allowed("http://e/mybot-only", "whatever") is False
 
 
+def test_sitemaps_method_gives_the_files_sitemap_lines_in_order() -> None:
+    body = b"Sitemap: https://e/a.xml\nUser-agent: *\nDisallow: /x\nsitemap: /rel.xml\n"
+    rp = RobotParser.from_crawler(None, body)
+    assert rp.sitemaps() == ["https://e/a.xml", "/rel.xml"]
+    assert RobotParser.from_crawler(None, b"").sitemaps() == []
+
+
 def test_crawl_delay_of_selected_group() -> None:
     rp = parser()
     assert rp.crawl_delay("MyBot/1.0") == 3.0

@@ -66,7 +66,7 @@ class Fetcher:
     def script(self, *replies: Reply | Deferred[Reply]) -> None:
         self._replies.extend(replies)
 
-    def fetch(self, url: str) -> Deferred[Reply]:
+    def fetch(self, url: str, via: Request | None = None) -> Deferred[Reply]:
         assert url == ORIGIN + "/robots.txt"
         self.times.append(self._clock.seconds() - START)
         reply = self._replies.pop(0)
@@ -661,3 +661,48 @@ def test_no_give_up_while_another_origin_is_waited_for_or_when_disabled() -> Non
     disabled.advance(91)
     disabled.holds.give_up()
     assert disabled.stats["robotstxt/gave_up"] == 0 and disabled.holds.busy()
+
+
+def test_the_drop_path_delivers_later_counts_and_sums_up(caplog: pytest.LogCaptureFixture) -> None:
+    from scrapy_rep.crawl._drops import SUMMARY_ORIGINS, Drops
+    from scrapy_rep.crawl._events import Why
+    from scrapy_rep.crawl.exceptions import RequestDropped
+
+    clock, stats = task.Clock(), Stats()
+    delivered: list[tuple[Request, Failure]] = []
+    signalled: list[Request] = []
+    drops = Drops(
+        Events(stats, lambda: None),
+        clock,
+        deliver=lambda request, failure: delivered.append((request, failure)),
+        signal_dropped=signalled.append,
+    )
+    with_errback = Request(ORIGIN + "/x", errback=lambda failure: None)
+    why = Why("disallowed", "Forbidden by robots.txt", ORIGIN, rule="Disallow: / (line 2)")
+    exc = drops.refuse(with_errback, why, "before_schedule")
+    assert isinstance(exc, RequestDropped) and str(exc) == "Forbidden by robots.txt"
+    assert delivered == [] and drops.pending()  # never inside the signal handler
+    clock.advance(0)
+    ((request, failure),) = delivered
+    assert request is with_errback and failure.value.reason == "disallowed"
+    assert not drops.pending()
+    # At the final gate Scrapy delivers the raised exception itself; without an errback there
+    # is nothing to deliver; a duplicate gets request_dropped only.
+    drops.refuse(with_errback, why, "before_download")
+    drops.refuse(Request(ORIGIN + "/y"), why, "before_schedule")
+    drops.duplicate(with_errback)
+    clock.advance(0)
+    assert len(delivered) == 1 and signalled == [with_errback]
+    assert stats["robotstxt/forbidden"] == 3
+    assert stats["robotstxt/forbidden_before_schedule"] == 2
+    assert stats["robotstxt/forbidden_duplicate"] == 1
+    for i in range(SUMMARY_ORIGINS + 2):
+        origin = f"http://o{i}.test"
+        drops.drop(origin, [Request(origin)] * (i + 1), Why("gave_up", "gone", origin, "failing"))
+    with caplog.at_level(logging.INFO, "scrapy_rep"):
+        drops.summarize()
+    (summary,) = [r.getMessage() for r in caplog.records if "scrapy-rep dropped" in r.getMessage()]
+    assert summary.startswith("scrapy-rep dropped 81 request(s), not downloaded, from 13 origin(s)")
+    assert "http://o11.test: 12 (failing)" in summary
+    assert "http://o0.test" not in summary and "http://o1.test:" not in summary
+    assert summary.count("\n") == SUMMARY_ORIGINS

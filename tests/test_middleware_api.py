@@ -79,7 +79,7 @@ def test_a_disallowed_link_is_counted_and_logged_once(http_server: ScriptedServe
     )
     assert sorted(result.responses) == sorted(http_server.url(p) for p in ["/page/start", *pages])
     # 4 distinct URLs seen 16 times: as Scrapy's built-in (after the dupefilter) counts them.
-    lines = [line for line in result.log.splitlines() if "Forbidden by robots.txt" in line]
+    lines = [line for line in result.log.splitlines() if "DEBUG: Forbidden by robots.txt" in line]
     assert len(lines) == 4, lines
     assert sorted(line.split("<GET ")[1].split(">")[0] for line in lines) == sorted(
         http_server.url(p) for p in disallowed

@@ -109,6 +109,8 @@ def test_bad_setting_fails_the_crawl_naming_it(http_server: ScriptedServer) -> N
         ("REP_PARSED_CACHE_SIZE", 0, "REP_PARSED_CACHE_SIZE must be a whole number >= 1"),
         ("REP_LEASE_TTL", 0, "REP_LEASE_TTL must be a number of seconds > 0"),
         ("REP_CRAWL_DELAY", "maybe", "REP_CRAWL_DELAY must be True or False"),
+        ("REP_FETCH_TIMEOUT", 0, "REP_FETCH_TIMEOUT must be a number of seconds > 0"),
+        ("REP_FETCH_META_KEYS", [1], "REP_FETCH_META_KEYS must be a list of meta keys"),
     ],
 )
 def test_settings_are_validated(name: str, value: Any, message: str) -> None:
@@ -130,3 +132,7 @@ def test_default_settings() -> None:
     assert config.limits.unreachable_allow_after == 30 * 86400
     assert config.hold_timeout == 900
     assert config.crawl_delay is False
+    assert config.fetch_timeout == 10
+    assert config.fetch_meta_keys == ("download_slot", "bindaddress", "impersonate")
+    named = MiddlewareSettings.from_settings(Settings({"REP_FETCH_META_KEYS": "a, b,a"}))
+    assert named.fetch_meta_keys == ("a", "b")

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scrapy_rep.core._sfv import Date, DisplayString, Token, parse_dictionary
+from scrapy_rep.core._sfv import Date, DisplayString, Token, parse_dictionary, parse_list
 
 
 def test_members_and_their_types() -> None:
@@ -150,3 +150,21 @@ def test_hostile_input_is_linear(hostile: str) -> None:
     # the margin to eight absorbs a loaded machine's noise).
     small, big = _seconds(hostile[: len(hostile) // 4]), _seconds(hostile)
     assert big < 8 * small + 0.005
+
+
+def test_lists_as_proxy_status_writes_them() -> None:
+    members = parse_list("ExampleCDN; error=connection_timeout, origin-proxy; received-status=503")
+    assert members == [
+        (Token("ExampleCDN"), {"error": Token("connection_timeout")}),
+        (Token("origin-proxy"), {"received-status": 503}),
+    ]
+    assert parse_list("") == []
+    assert parse_list("(a b);x, c") == [
+        ([(Token("a"), {}), (Token("b"), {})], {"x": True}),
+        (Token("c"), {}),
+    ]
+
+
+@pytest.mark.parametrize("text", ["a,", "a b", ",a", "a;", "é", "(a"])
+def test_invalid_lists(text: str) -> None:
+    assert parse_list(text) is None

@@ -58,7 +58,9 @@ class DemoReport:
                 continue
             entry = self._explained(url, tokens)
             failure = self.failed.get(url, "IgnoreRequest")
-            if entry is not None and not entry["allowed"] and "IgnoreRequest" in failure:
+            # The errback gets scrapy_rep.RequestDropped, an IgnoreRequest, for each drop.
+            ignored = "IgnoreRequest" in failure or "RequestDropped" in failure
+            if entry is not None and not entry["allowed"] and ignored:
                 target = dropped if url not in self.reached_downloader else at_downloader
                 target.append(f"  {url}\n      {_why(entry)}")
             elif url in self.failed:

@@ -1,9 +1,11 @@
-"""An RFC 9651 (Structured Field Values for HTTP) Dictionary parser: strict, linear, no I/O.
+"""RFC 9651 (Structured Field Values for HTTP) Dictionary and List parsers: strict, linear,
+no I/O.
 
-Usage preferences are RFC 9651 Dictionaries (SPEC E3). Only the Dictionary is needed, but a
-Dictionary may hold any Item, and a value the RFC rejects must make the whole parse fail
-(vocab-08 §6.5.1: "If the parsing of the Dictionary fails, preferences are unknown"), so every
-Item type is read exactly as RFC 9651 §4.2 says. Not a dependency: SPEC E3 says why.
+Usage preferences are RFC 9651 Dictionaries (SPEC E3); ``Proxy-Status`` (RFC 9209), which
+says whether an answer is a proxy's own, is a List. A Dictionary may hold any Item, and a value
+the RFC rejects must make the whole parse fail (vocab-08 §6.5.1: "If the parsing of the
+Dictionary fails, preferences are unknown"), so every Item type is read exactly as RFC 9651
+§4.2 says. Not a dependency: SPEC E3 says why.
 
 Each step is one anchored regex with disjoint alternatives or a fixed-length check, so the
 work is linear in the input; nothing recurses (an Inner List holds Items only) and nothing
@@ -16,7 +18,7 @@ import binascii
 import re
 from decimal import Decimal
 
-__all__ = ["Date", "DisplayString", "Member", "Token", "parse_dictionary"]
+__all__ = ["Date", "DisplayString", "Member", "Token", "parse_dictionary", "parse_list"]
 
 
 class Token(str):
@@ -206,6 +208,31 @@ def parse_dictionary(text: str) -> dict[str, Member] | None:
             else:
                 # A bare key is Boolean true, with Parameters.
                 members[name] = (True, reader.parameters())
+            reader.skip(_OWS)
+            if reader.pos == len(text):
+                break
+            if reader.peek() != ",":
+                raise _Fail
+            reader.pos += 1
+            reader.skip(_OWS)
+            if reader.pos == len(text):
+                raise _Fail  # a trailing comma
+    except _Fail:
+        return None
+    return members
+
+
+def parse_list(text: str) -> list[Member] | None:
+    """``text`` parsed as an RFC 9651 List (§4.2, §4.2.1), or None when that fails; the same
+    input rules as ``parse_dictionary``."""
+    if not text.isascii():
+        return None
+    reader = _Reader(text)
+    members: list[Member] = []
+    try:
+        reader.skip(_SP)
+        while reader.pos < len(text):
+            members.append(reader.member())
             reader.skip(_OWS)
             if reader.pos == len(text):
                 break

@@ -7,11 +7,13 @@ Scrapy no longer needs it.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from scrapy import signals
 from scrapy.core import spidermw as _scrapy_spidermw
+from scrapy.core.scraper import Scraper as _ScrapyScraper
 from scrapy.http import Request, Response
 from scrapy.utils import defer as _scrapy_defer
 from scrapy.utils.defer import deferred_from_coro
@@ -19,6 +21,7 @@ from twisted.internet.defer import Deferred, succeed
 
 if TYPE_CHECKING:
     from scrapy.signalmanager import SignalManager
+    from twisted.python.failure import Failure
 
 _M = TypeVar("_M")
 
@@ -32,6 +35,7 @@ __all__ = [
     "leave_active",
     "process_request",
     "rejoin_active",
+    "scrape_failure",
     "send_robots_parsed",
     "wake",
 ]
@@ -50,8 +54,9 @@ ASYNC_MIDDLEWARE: bool = hasattr(_scrapy_defer, "ensure_awaitable")
 START_INTAKE: bool = hasattr(_scrapy_spidermw.SpiderMiddlewareManager, "process_start")
 
 #: What a final gate returns: None (download it), a Request (to the scheduler again), or a
-#: coroutine waiting for robots.txt (raising IgnoreRequest if the answer is no).
-FinalGate = Callable[[Any, Request], Coroutine[Any, Any, None] | Request | None]
+#: coroutine waiting for robots.txt (raising IgnoreRequest if the answer is no, returning a
+#: Response that answers the request, or None to download it).
+FinalGate = Callable[[Any, Request], Coroutine[Any, Any, Response | None] | Request | None]
 
 
 def process_request(final_gate: FinalGate) -> Callable[..., Any]:
@@ -62,12 +67,13 @@ def process_request(final_gate: FinalGate) -> Callable[..., Any]:
     """
     if ASYNC_MIDDLEWARE:
 
-        async def awaitable(self: Any, request: Request, spider: Any = None) -> Request | None:
+        async def awaitable(
+            self: Any, request: Request, spider: Any = None
+        ) -> Request | Response | None:
             result = final_gate(self, request)
             if result is None or isinstance(result, Request):
                 return result
-            await result
-            return None
+            return await result
 
         return awaitable
 
@@ -194,6 +200,25 @@ def rejoin_active(engine: Any, request: Request) -> None:
     raise KeyError if the request is missing, so it must be back whatever the outcome.
     """
     engine.downloader.active.add(request)
+
+
+#: Scrapy 2.11 and 2.12's ``Scraper.enqueue_scrape(result, request, spider)`` needs the spider;
+#: later versions take ``(result, request)``.
+_ENQUEUE_NEEDS_SPIDER: bool = (
+    inspect.signature(_ScrapyScraper.enqueue_scrape).parameters.get("spider") is not None
+    and inspect.signature(_ScrapyScraper.enqueue_scrape).parameters["spider"].default
+    is inspect.Parameter.empty
+)
+
+
+def scrape_failure(engine: Any, request: Request, failure: Failure) -> Any:
+    """Hand ``failure`` of ``request`` to Scrapy's scraper, as the engine hands it a download
+    error: the errback runs, its output is processed (items to the pipelines, requests to the
+    engine), and an errback that raises gives ``spider_error``. The scraper counts it as
+    being processed until then, so the crawl does not close meanwhile."""
+    if _ENQUEUE_NEEDS_SPIDER:
+        return engine.scraper.enqueue_scrape(failure, request, engine.spider)
+    return engine.scraper.enqueue_scrape(failure, request)
 
 
 def send_robots_parsed(manager: SignalManager, **kwargs: Any) -> Deferred[Any]:

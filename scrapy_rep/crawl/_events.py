@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
 from scrapy_rep.core.explain import duration
 from scrapy_rep.core.seen import BoundedSet
 from scrapy_rep.core.stats import (
     FORBIDDEN,
+    FORBIDDEN_BEFORE_DOWNLOAD,
     FORBIDDEN_BEFORE_SCHEDULE,
-    GAVE_UP,
     HELD_DROPPED,
     HELD_DROPPED_ON_CLOSE,
     HELD_KEPT,
@@ -32,21 +33,57 @@ from scrapy_rep.core.stats import (
     UNREACHABLE,
     USAGE_FORBIDDEN,
 )
+from scrapy_rep.crawl.exceptions import DropReason, RequestDropped
 from scrapy_rep.storage.outage import Outage
 
 if TYPE_CHECKING:
     from scrapy.http import Request
 
-    from scrapy_rep.core.purpose import Refusal
     from scrapy_rep.crawl._cache import OriginState
 
 __all__ = [
     "Events",
+    "Where",
+    "Why",
     "give_up_reason",
     "hold_timeout_reason",
 ]
 
 logger = logging.getLogger("scrapy_rep.crawl.robotstxt_middleware")
+
+#: Where a request was dropped: at the gate, at the final gate, or after it waited (held).
+Where = Literal["before_schedule", "before_download", "after_waiting"]
+
+
+@dataclass(frozen=True)
+class Why:
+    """Why requests are dropped: the errback's message, the stats' and the log's words."""
+
+    reason: DropReason
+    #: What the errback's exception says ("Forbidden by robots.txt").
+    message: str
+    origin: str | None = None
+    #: What decided, for log lines ("Disallow: /private (line 3); no group for MyBot; used *");
+    #: a callable when it costs work, formatted only when a line is written.
+    rule: str | Callable[[], str] = ""
+    #: The usage label that refused (``reason == "usage"``).
+    label: str | None = None
+    #: What the user can change, appended to the log line.
+    advice: str = ""
+
+    def rule_text(self) -> str:
+        return self.rule() if callable(self.rule) else self.rule
+
+    def summary(self) -> str:
+        """The reason in the closing summary, under the origin's name."""
+        rule = self.rule_text()
+        if self.reason in ("disallowed", "usage"):
+            return f"{self.message}: {rule}" if rule else self.message
+        return rule or self.message
+
+    def exception(self) -> RequestDropped:
+        """What the request's errback (or an ``engine.download`` caller) receives."""
+        return RequestDropped(self.message, reason=self.reason, origin=self.origin)
 
 
 def give_up_reason(failures: int, error: str | None) -> str:
@@ -87,80 +124,93 @@ class Events:
     def count(self, stat: str, n: int = 1) -> None:
         self._stats.inc_value(stat, n)
 
-    def forbidden(
-        self, where: str, request: Request, explain: Callable[[], tuple[str, str]]
-    ) -> None:
-        """``where``: FORBIDDEN_BEFORE_SCHEDULE or FORBIDDEN_BEFORE_DOWNLOAD."""
+    def refused(self, request: Request, why: Why, where: Where) -> None:
+        """``request`` refused by a gate (``why.reason``: "disallowed" or "usage")."""
+        when = "before scheduling" if where == "before_schedule" else "before download"
+        if why.reason == "usage":
+            self._stats.inc_value(USAGE_FORBIDDEN)
+            self._stats.inc_value(f"{USAGE_FORBIDDEN}/{why.label}")
+            if logger.isEnabledFor(logging.DEBUG):
+                logger.debug(
+                    "Not used for %s %s: %s (%s)",
+                    why.label,
+                    when,
+                    request,
+                    why.rule_text(),
+                    extra=self._extra(),
+                )
+            return
         self._stats.inc_value(FORBIDDEN)
-        self._stats.inc_value(where)
+        self._stats.inc_value(
+            FORBIDDEN_BEFORE_SCHEDULE if where == "before_schedule" else FORBIDDEN_BEFORE_DOWNLOAD
+        )
         if logger.isEnabledFor(logging.DEBUG):
-            when = "before scheduling" if where == FORBIDDEN_BEFORE_SCHEDULE else "before download"
-            where, reason = explain()
             logger.debug(
-                "Forbidden by robots.txt %s: %s (%s; %s)",
+                "Forbidden by robots.txt %s: %s (%s)",
                 when,
                 request,
-                where,
-                reason,
+                why.rule_text(),
                 extra=self._extra(),
             )
 
-    def usage_refused(self, request: Request, refusal: Refusal, *, before_schedule: bool) -> None:
-        """``request`` dropped: its content may not be used for the declared purpose."""
-        self._stats.inc_value(USAGE_FORBIDDEN)
-        self._stats.inc_value(f"{USAGE_FORBIDDEN}/{refusal.label}")
-        logger.debug(
-            "Not used for %s %s: %s (%s)",
-            refusal.label,
-            "before scheduling" if before_schedule else "before download",
+    def start_refused(self, request: Request, why: Why) -> None:
+        """A start request refused: the crawl may be blocked (once per origin)."""
+        what = "is forbidden by robots.txt" if why.reason == "disallowed" else "is refused"
+        logger.warning(
+            "Start request %s %s (%s; %s). It is not downloaded, nor is any other request of "
+            "%s this rule refuses",
             request,
-            refusal,
+            what,
+            why.message if why.reason != "disallowed" else why.origin,
+            why.rule_text(),
+            why.origin,
             extra=self._extra(),
         )
 
-    def dropped(self, origin: str, count: int, reason: str) -> None:
+    def dropped(self, origin: str, count: int, why: Why) -> None:
+        """``count`` waiting requests of ``origin`` are not downloaded (``why``)."""
         self._stats.inc_value(HELD_DROPPED, count)
         logger.warning(
-            "Dropped %d request(s) for %s, not downloaded: %s",
+            "Dropped %d request(s) for %s, not downloaded: %s%s",
             count,
             origin,
-            reason,
+            why.rule_text() or why.message,
+            why.advice,
             extra=self._extra(),
         )
 
-    def stopped_waiting(
-        self,
-        origin: str,
-        *,
-        kept: int,
-        dropped: int,
-        reason: str,
-        next_run: str | None,
-        gave_up: bool,
+    def drop_summary(
+        self, total: int, origins: int, top: list[tuple[str, tuple[int, str]]]
     ) -> None:
-        """The crawl stopped waiting for ``origin``'s robots.txt (``reason``): ``kept``
-        requests wait for the job's next run (``next_run`` says where and how), ``dropped``
-        are gone."""
-        if gave_up:
-            self._stats.inc_value(GAVE_UP)
-        if kept:
-            self._stats.inc_value(HELD_KEPT, kept)
-            level = logging.WARNING if self._kept.add(origin) else logging.INFO
-            logger.log(
-                level,
-                "Stopped waiting for %s: %s. Its %d held request(s) are kept for the job's "
-                "next run in %s",
-                origin,
-                reason,
-                kept,
-                next_run,
-                extra=self._extra(),
-            )
-        if dropped:
-            why = reason
-            if next_run is None:
-                why += "; set JOBDIR, or a Redis REP_STORE, to keep such requests for the next run"
-            self.dropped(origin, dropped, why)
+        """At close: how many requests scrapy-rep dropped, and from where most of them."""
+        if not total:
+            return
+        lines = "".join(f"\n  {origin}: {count} ({reason})" for origin, (count, reason) in top)
+        more = f" (the {len(top)} with the most below)" if origins > len(top) else ""
+        logger.info(
+            "scrapy-rep dropped %d request(s), not downloaded, from %d origin(s)%s:%s",
+            total,
+            origins,
+            more,
+            lines,
+            extra=self._extra(),
+        )
+
+    def kept(self, origin: str, kept: int, reason: str, next_run: str | None) -> None:
+        """The crawl stopped waiting for ``origin``'s robots.txt (``reason``): ``kept`` held
+        requests wait for the job's next run (``next_run`` says where and how)."""
+        self._stats.inc_value(HELD_KEPT, kept)
+        level = logging.WARNING if self._kept.add(origin) else logging.INFO
+        logger.log(
+            level,
+            "Stopped waiting for %s: %s. Its %d held request(s) are kept for the job's "
+            "next run in %s",
+            origin,
+            reason,
+            kept,
+            next_run,
+            extra=self._extra(),
+        )
 
     def release_failed(self, request: Request, error: BaseException) -> None:
         self._stats.inc_value(RELEASE_FAILED)

@@ -1,9 +1,16 @@
 """One robots.txt fetch through Scrapy's engine (SPEC B2 redirects and statuses, B4 size).
 
 The request goes through the engine and every downloader middleware (proxies,
-headers, HTTP cache), marked ``dont_obey_robotstxt``, ``dont_redirect`` and
-``dont_retry`` (a failure is retried by the middleware's own back-off, SPEC B2,
-not also by Scrapy's RetryMiddleware): redirects are followed here, at most
+headers), marked ``dont_obey_robotstxt``, ``dont_redirect`` and ``dont_retry`` (a
+failure is retried by the middleware's own back-off, SPEC B2, not also by Scrapy's
+RetryMiddleware) and ``dont_cache``: the HTTP cache neither serves nor stores it, so a
+cached 503 is never replayed and every retry reaches the server (scrapy-rep's store is
+robots.txt's cache, with Google's lifetimes, SPEC B3). It goes the way the request that
+needed it goes (``via``): through its proxy (``meta["proxy"]``, None included, and a
+hand-set ``Proxy-Authorization``) and with the meta keys REP_FETCH_META_KEYS names; a
+proxy's own failure (407, an error ``Proxy-Status``) is "unreachable". It has its own
+timeout (REP_FETCH_TIMEOUT, or DOWNLOAD_TIMEOUT if lower): a robots.txt that never
+answers costs seconds per attempt. Redirects are followed here, at most
 ``MAX_REDIRECTS`` (cross-host allowed), and the 6th means "no robots.txt".
 Redirects are followed to http and https URLs only (ftp only from an ftp
 origin); see ``_redirect_target``. A ``bytes_received`` handler stops the body
@@ -30,6 +37,7 @@ from twisted.internet.defer import Deferred, inlineCallbacks
 from scrapy_rep.core.origin import ROBOTS_SCHEMES, origin
 from scrapy_rep.core.parser import MAX_BODY_BYTES
 from scrapy_rep.core.policy import MAX_REDIRECTS, Fetch, classify, parse_retry_after
+from scrapy_rep.core.proxy import proxy_failure
 from scrapy_rep.core.stats import ROBOTSTXT_FETCH, TDMREP_FETCH
 from scrapy_rep.crawl import _compat
 from scrapy_rep.crawl.guard_middleware import ROBOTS_META, TRUNCATED_FLAG, check_wiring
@@ -53,11 +61,18 @@ class Fetcher:
 
     ``document`` and ``prefix``: what is fetched, for log lines, and the prefix of its stats
     (``scrapy_rep.core.stats``); ``/.well-known/tdmrep.json`` is fetched the same way
-    (``tdmrep.json``, ``tdmrep``).
+    (``tdmrep.json``, ``tdmrep``). ``timeout``: seconds one download may take;
+    ``meta_keys``: what is copied from the request a fetch is made for, beside its proxy.
     """
 
     def __init__(
-        self, crawler: Crawler, document: str = "robots.txt", prefix: str = "robotstxt"
+        self,
+        crawler: Crawler,
+        document: str = "robots.txt",
+        prefix: str = "robotstxt",
+        *,
+        timeout: float,
+        meta_keys: tuple[str, ...] = (),
     ) -> None:
         check_wiring(crawler.settings)
         self._crawler = crawler
@@ -66,21 +81,27 @@ class Fetcher:
         self._stats: StatsCollector = crawler.stats
         settings = crawler.settings
         self._ftp_password = str(settings.get("FTP_PASSWORD") or "guest")
+        download_timeout = settings.getfloat("DOWNLOAD_TIMEOUT")
+        self._timeout = min(timeout, download_timeout) if download_timeout > 0 else timeout
+        self._meta_keys = meta_keys
         # Body bytes received per robots.txt request in flight (keyed by id: a
         # Request is not hashable by value and must not be kept alive by this).
         self._received: dict[int, int] = {}
         self._in_flight = 0
 
     @inlineCallbacks
-    def fetch(self, url: str) -> Generator[Deferred[Any], Any, tuple[Fetch, bytes | None]]:
-        """Fetch ``url`` (an origin's /robots.txt, or its tdmrep.json); never fails."""
+    def fetch(
+        self, url: str, via: Request | None = None
+    ) -> Generator[Deferred[Any], Any, tuple[Fetch, bytes | None]]:
+        """Fetch ``url`` (an origin's /robots.txt, or its tdmrep.json) the way ``via`` (the
+        request it is needed for; None: none known) goes; never fails."""
         start = url
         redirects: list[str] = []
         # SPEC B1: an ftp origin's robots.txt is on ftp; nothing else but http(s).
         schemes = ROBOTS_SCHEMES if url.startswith("ftp:") else ROBOTS_SCHEMES - {"ftp"}
         while True:
             try:
-                request = self._request(url)
+                request = self._request(url, via)
             except ValueError as exc:  # a redirect target Scrapy cannot request
                 return self._refused(start, url, str(exc), redirects[:-1])
             self._stats.inc_value(self._names.request_count)
@@ -104,6 +125,11 @@ class Fetcher:
             if urlsplit(response.url).scheme not in ROBOTS_SCHEMES:
                 # Only a middleware that answers by itself gets here; use nothing.
                 return self._refused(start, response.url, "not an http(s)/ftp URL", redirects)
+            proxy_error = proxy_failure(response.status, _headers(response, b"Proxy-Status"))
+            if proxy_error is not None:
+                # The proxy's answer says nothing of the site: unknown, retried (SPEC B2).
+                fetch = Fetch("unreachable", response.status, tuple(redirects), error=proxy_error)
+                return fetch, None
             kind = classify(response.status)
             if kind == "redirect":
                 if len(redirects) >= MAX_REDIRECTS:
@@ -174,18 +200,44 @@ class Fetcher:
         )
         return fetch, body[:MAX_BODY_BYTES]
 
-    def _request(self, url: str) -> Request:
-        meta: dict[str, Any] = {
-            "dont_obey_robotstxt": True,
-            "dont_redirect": True,
-            "dont_retry": True,
-            "allow_offsite": True,
-            ROBOTS_META: True,
-        }
+    def _request(self, url: str, via: Request | None) -> Request:
+        meta: dict[str, Any] = {}
+        headers = {}
+        if via is not None:
+            # The way the request that needed it goes: its proxy (an explicit None too: no
+            # proxy from the environment) and the keys REP_FETCH_META_KEYS names. A site
+            # behind geo or anti-bot rules answers by the address it sees.
+            for key in ("proxy", *self._meta_keys):
+                if key in via.meta:
+                    meta[key] = via.meta[key]
+            # A hand-set header for its proxy (HttpProxyMiddleware drops it where no proxy
+            # is used, and sets its own from credentials in the proxy URL).
+            authorization = via.headers.get(b"Proxy-Authorization")
+            if authorization is not None:
+                headers[b"Proxy-Authorization"] = authorization
+        meta.update(
+            {
+                "dont_obey_robotstxt": True,
+                "dont_redirect": True,
+                "dont_retry": True,
+                # robots.txt's cache is scrapy-rep's store, with Google's lifetimes (SPEC B3).
+                "dont_cache": True,
+                "download_timeout": self._timeout,
+                "allow_offsite": True,
+                ROBOTS_META: True,
+            }
+        )
         if url.startswith("ftp:"):
             meta["ftp_user"] = "anonymous"
             meta["ftp_password"] = self._ftp_password
-        return Request(url, priority=_PRIORITY, meta=meta, callback=NO_CALLBACK, dont_filter=True)
+        return Request(
+            url,
+            priority=_PRIORITY,
+            meta=meta,
+            headers=headers,
+            callback=NO_CALLBACK,
+            dont_filter=True,
+        )
 
     def _download(self, request: Request) -> Deferred[Response]:
         self._track(+1)
@@ -241,6 +293,10 @@ def _redirect_target(
 def _header(response: Response, name: bytes) -> str | None:
     value = response.headers.get(name)
     return value.decode("latin-1") if value else None
+
+
+def _headers(response: Response, name: bytes) -> list[str]:
+    return [value.decode("latin-1") for value in response.headers.getlist(name)]
 
 
 #: What a user reads for the network failures of every supported Twisted and Scrapy version

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from scrapy_rep.crawl._cache import OriginCache
+from scrapy_rep.crawl._drops import Drops
 from scrapy_rep.crawl._resolver import FetcherLike, Resolver, ResolverListener
 from scrapy_rep.crawl._tdm import TdmFiles
 from scrapy_rep.crawl._waiting import Holds
@@ -53,11 +54,13 @@ def build_parts(
     crawl_delay: Callable[[RobotsTxt], float | None] | None = None,
     listeners: Sequence[ResolverListener] = (),
     held: HeldRequests | None = None,
+    drops: Drops | None = None,
 ) -> Parts:
     """The parts, wired: the resolver is the service the others use (holds wait on it),
     and tells only its listeners. ``holds.let_go()`` (the
     crawl closing) closes them all. ``held``: where held requests live until
-    ``holds.open`` gives the crawl's own place (memory by default)."""
+    ``holds.open`` gives the crawl's own place (memory by default). ``drops``: the drop path
+    (by default one that delivers no errback: nothing to deliver to without a crawl)."""
     cache = OriginCache(config.limits, config.parsed_cache_size, crawl_delay)
     resolver = Resolver(
         clock=clock,
@@ -80,6 +83,7 @@ def build_parts(
     holds = Holds(
         clock=clock,
         events=events,
+        drops=drops if drops is not None else Drops(events, clock),
         resolver=resolver,
         hold_timeout=config.hold_timeout,
         crawl=crawl,

@@ -42,7 +42,8 @@ _T = TypeVar("_T")
 class FetcherLike(Protocol):
     """``scrapy_rep.crawl._fetch.Fetcher``'s interface: one robots.txt fetch, redirects followed."""
 
-    def fetch(self, url: str) -> Deferred[tuple[Fetch, bytes | None]]: ...
+    def fetch(self, url: str, via: Request | None = None) -> Deferred[tuple[Fetch, bytes | None]]:
+        """Fetch ``url`` the way ``via`` (the request it is needed for) goes; never fails."""
 
 
 class ResolverListener:
@@ -196,6 +197,28 @@ class Resolver:
         elif waiting:
             self._schedule_retry(origin, refresh_at - now)
 
+    def copy(self, state: OriginState) -> Deferred[tuple[int, str, bytes | None] | None]:
+        """The copy ``state`` serves, as (status, final URL after redirects, body): a 2xx
+        with its body from the store, a 4xx without one; None when there is no such copy
+        (unreachable with no good copy, a redirect chain not followed, the store lost it)."""
+        good = state.entry.good
+        if good is None or good.status is None:
+            return succeed(None)
+        url = good.redirects[-1] if good.redirects else robots_url(state.origin)
+        if good.outcome == "no_robots":
+            answer = (good.status, url, None) if 400 <= good.status < 500 else None
+            return succeed(answer)
+
+        def body(loaded: tuple[StoredRobots | None, Entry | None]) -> Any:
+            stored, entry = loaded
+            same = entry is not None and entry.good is not None and entry.good == good
+            if stored is None or stored.body is None or not same:
+                return None
+            assert good.status is not None
+            return good.status, url, stored.body
+
+        return self._load(state.origin).addCallback(body)
+
     def report(self, origin: str, trigger: Request) -> Deferred[OriginReport]:
         """Resolve ``origin`` (one fetch at most) and report it (the explain command)."""
         state = self.state(origin, self._clock.seconds(), trigger)
@@ -306,7 +329,7 @@ class Resolver:
         try:
             if entry is not None and entry.good is not None:
                 self._events.count(REFRESH)
-            fetch, body = yield self._fetcher.fetch(robots_url(origin))
+            fetch, body = yield self._fetcher.fetch(robots_url(origin), self._triggers.get(origin))
             now = self._clock.seconds()
             new = record(entry, fetch, now, self._limits)
             if fetch.outcome == "unreachable":

@@ -41,6 +41,12 @@ _ENTRY_TTL_MARGIN = _DAY
 _PARSER = "scrapy_rep.RobotParser"
 #: What REP_PAGE_NOINDEX and REP_USAGE_ITEMS do with an item: set a field, or drop it.
 _ITEM_MODES = ("mark", "drop")
+#: REP_FETCH_META_KEYS' default: what decides where a request comes from and how it looks to
+#: the site (its download slot, its source address, a TLS-impersonation plugin's browser);
+#: the proxy is always copied. Not a browser-rendering switch (``playwright``, ``splash``,
+#: ``zyte_api_automap``): robots.txt is a text file that must be read as served, not rendered
+#: by a browser (which wraps it in HTML) or billed as an API call; nor cookies (a session's).
+DEFAULT_FETCH_META_KEYS = ("download_slot", "bindaddress", "impersonate")
 
 
 @dataclass(frozen=True)
@@ -54,6 +60,8 @@ class MiddlewareSettings:
     held_owner_ttl: float
     store: StoreOptions
     purpose: Purpose = NO_PURPOSE
+    fetch_timeout: float = 10.0
+    fetch_meta_keys: tuple[str, ...] = DEFAULT_FETCH_META_KEYS
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> MiddlewareSettings:
@@ -92,6 +100,10 @@ class MiddlewareSettings:
                 settings, keep_for=max(limits.stale_max_age, limits.unreachable_allow_after)
             ),
             purpose=purpose(settings),
+            # Each attempt: with the default retry schedule an origin whose robots.txt never
+            # answers is given up within 3 x 10 + 30 + 60 s (SPEC C4), not 3 x DOWNLOAD_TIMEOUT.
+            fetch_timeout=_positive(settings, "REP_FETCH_TIMEOUT", 10.0),
+            fetch_meta_keys=_names(settings, "REP_FETCH_META_KEYS", DEFAULT_FETCH_META_KEYS),
         )
 
 
@@ -229,6 +241,17 @@ def _attempts(settings: BaseSettings, name: str, default: int) -> int:
             f"{name} must be a whole number >= 0 (0: never), got {settings.get(name)!r}"
         )
     return int(count)
+
+
+def _names(settings: BaseSettings, name: str, default: tuple[str, ...]) -> tuple[str, ...]:
+    value = settings.get(name)
+    if value is None:
+        return default
+    if isinstance(value, str):
+        value = [part.strip() for part in value.split(",") if part.strip()]
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"{name} must be a list of meta keys, got {value!r}")
+    return tuple(dict.fromkeys(value))
 
 
 def _string(settings: BaseSettings, name: str, default: str) -> str:

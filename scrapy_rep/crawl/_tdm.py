@@ -24,6 +24,8 @@ from scrapy_rep.core.tdmrep import TdmFile
 from scrapy_rep.storage.results import RobotsStore, StoredRobots
 
 if TYPE_CHECKING:
+    from scrapy.http import Request
+
     from scrapy_rep.core.clock import Clock
     from scrapy_rep.crawl._resolver import FetcherLike
 
@@ -69,15 +71,16 @@ class TdmFiles:
         self._known.move_to_end(origin)
         return known[0]
 
-    def _demand(self, origin: str) -> None:
+    def _demand(self, origin: str, via: Request | None) -> None:
         """Fetch the origin's file (once at a time)."""
         if origin in self._fetching or self._closing:
             return
         self._fetching[origin] = []
-        self._resolve(origin).addBoth(self._done, origin)
+        self._resolve(origin, via).addBoth(self._done, origin)
 
-    def known(self, origin: str) -> Deferred[TdmFile]:
-        """The origin's file, fetched first if need be (fails with IgnoreRequest on close)."""
+    def known(self, origin: str, via: Request | None = None) -> Deferred[TdmFile]:
+        """The origin's file, fetched first if need be, the way ``via`` (the request it is
+        needed for) goes (fails with IgnoreRequest on close)."""
         found = self.get(origin)
         if found is not None:
             return succeed(found)
@@ -85,7 +88,7 @@ class TdmFiles:
         if self._closing:
             waiter.errback(IgnoreRequest(f"{origin}: tdmrep.json not known when the crawl closed"))
             return waiter
-        self._demand(origin)
+        self._demand(origin, via)
         self._fetching[origin].append(waiter)
         return waiter
 
@@ -113,13 +116,13 @@ class TdmFiles:
             waiter.callback(result)
 
     @inlineCallbacks
-    def _resolve(self, origin: str) -> Generator[Deferred[Any], Any, TdmFile]:
+    def _resolve(self, origin: str, via: Request | None) -> Generator[Deferred[Any], Any, TdmFile]:
         key = _KEY + origin
         stored = yield maybeDeferred(self._store.get, key).addErrback(lambda _failure: None)
         entry = Entry.from_meta(stored.meta) if stored is not None else None
         now = self._clock.seconds()
         if entry is None or now >= serving(entry, now, self._limits).refresh_at:
-            fetch, body = yield self._fetcher.fetch(origin + TDMREP_PATH)
+            fetch, body = yield self._fetcher.fetch(origin + TDMREP_PATH, via)
             now = self._clock.seconds()
             new = record(entry, fetch, now, self._limits)
             if fetch.outcome == "unreachable" and stored is not None:

@@ -1,11 +1,12 @@
 """What a known origin's robots.txt says of one request: let through, or dropped with a reason.
 
 Both gates ask here (``request_scheduled`` before the scheduler, ``process_request`` before
-download). A disallowed request raises ``IgnoreRequest`` and is counted and logged once per
-fingerprint; a request let through to download gets the origin's Crawl-delay on its download
-slot when REP_CRAWL_DELAY is on. With a declared purpose (REP_USAGE_PURPOSES), a request whose
-usage preferences (robots.txt ``Content-Usage``/``Content-Signal``, tdmrep.json) refuse it is
-dropped the same way (SPEC G2).
+download). A disallowed request goes through the drop path (``_drops.Drops``: counted, logged,
+its errback delivered) and raises its ``RequestDropped``; one seen again before scheduling is
+what Scrapy's dupefilter would have dropped (``Drops.duplicate``). A request let through to
+download gets the origin's Crawl-delay on its download slot when REP_CRAWL_DELAY is on. With a
+declared purpose (REP_USAGE_PURPOSES), a request whose usage preferences (robots.txt
+``Content-Usage``/``Content-Signal``, tdmrep.json) refuse it is dropped the same way (SPEC G2).
 """
 
 from __future__ import annotations
@@ -18,15 +19,11 @@ from scrapy.utils.request import fingerprint as _scrapy_fingerprint
 
 from scrapy_rep.core.purpose import NO_PURPOSE, Purpose
 from scrapy_rep.core.seen import BoundedSet
-from scrapy_rep.core.stats import (
-    CRAWL_DELAY_APPLIED,
-    FORBIDDEN_BEFORE_DOWNLOAD,
-    FORBIDDEN_BEFORE_SCHEDULE,
-    FORBIDDEN_DUPLICATE,
-)
+from scrapy_rep.core.stats import CRAWL_DELAY_APPLIED
 from scrapy_rep.core.tdmrep import TdmFile, rule_prefs
 from scrapy_rep.core.usage import NO_PREFERENCE, UsagePrefs, combine
 from scrapy_rep.crawl import _compat
+from scrapy_rep.crawl._events import Where, Why
 from scrapy_rep.crawl.robot_parser import RobotParser
 
 if TYPE_CHECKING:
@@ -36,6 +33,7 @@ if TYPE_CHECKING:
     from scrapy_rep.core.robots_file import RobotsTxt
     from scrapy_rep.core.tokens import CrawlerTokens
     from scrapy_rep.crawl._cache import OriginState
+    from scrapy_rep.crawl._drops import Drops
     from scrapy_rep.crawl._events import Events
 
 __all__ = ["Verdicts"]
@@ -47,11 +45,13 @@ class Verdicts:
         crawler: Crawler,
         tokens: CrawlerTokens,
         events: Events,
+        drops: Drops,
         purpose: Purpose = NO_PURPOSE,
     ) -> None:
         self._crawler = crawler
         self._tokens = tokens
         self._events = events
+        self._drops = drops
         self.purpose = purpose
         # Disallowed requests counted and logged already (the gate runs before the dupefilter).
         self._reported: BoundedSet[bytes] = BoundedSet()
@@ -65,17 +65,9 @@ class Verdicts:
         preferences refuse the declared purpose (``tdm``: the origin's tdmrep.json, when the
         purpose needs it) — before scheduling."""
         if state.serving.kind != "rules" or self._allowed(state, request):
-            self._check_usage(state, request, tdm, before_schedule=True)
+            self._check_usage(state, request, tdm, "before_schedule")
             return
-        # Like the dupefilter this gate runs before: a request seen before is not counted or
-        # logged again, unless it would pass the dupefilter (dont_filter).
-        if request.dont_filter or self._reported.add(self._fingerprint(request)):
-            self._events.forbidden(
-                FORBIDDEN_BEFORE_SCHEDULE, request, lambda: self._explain(state, request)
-            )
-        else:
-            self._events.count(FORBIDDEN_DUPLICATE)
-        raise IgnoreRequest("Forbidden by robots.txt")
+        self._refuse(request, self._disallowed(state, request), "before_schedule")
 
     def crawlable(self, state: OriginState, request: Request) -> bool:
         """Do ``state``'s rules let ``request`` be fetched (usage aside)?"""
@@ -87,11 +79,8 @@ class Verdicts:
         if state.crawl_delay is not None:
             self.apply_crawl_delay(request, state.crawl_delay)
         if state.serving.kind == "rules" and not self._allowed(state, request):
-            self._events.forbidden(
-                FORBIDDEN_BEFORE_DOWNLOAD, request, lambda: self._explain(state, request)
-            )
-            raise IgnoreRequest("Forbidden by robots.txt")
-        self._check_usage(state, request, tdm, before_schedule=False)
+            raise self._drops.refuse(request, self._disallowed(state, request), "before_download")
+        self._check_usage(state, request, tdm, "before_download")
 
     def usage(self, state: OriginState | None, request: Request, tdm: TdmFile | None) -> UsagePrefs:
         """The usage preferences robots.txt and tdmrep.json state for ``request``'s URL (SPEC
@@ -107,18 +96,42 @@ class Verdicts:
         return prefs
 
     def _check_usage(
-        self, state: OriginState, request: Request, tdm: TdmFile | None, *, before_schedule: bool
+        self, state: OriginState, request: Request, tdm: TdmFile | None, where: Where
     ) -> None:
         if not self.purpose.declared:
             return
         refusal = self.purpose.refusal(self.usage(state, request, tdm))
         if refusal is None:
             return
-        if request.dont_filter or self._reported.add(self._fingerprint(request)):
-            self._events.usage_refused(request, refusal, before_schedule=before_schedule)
-        else:
-            self._events.count(FORBIDDEN_DUPLICATE)
-        raise IgnoreRequest(f"Content may not be used for {refusal}")
+        why = Why(
+            "usage",
+            f"Content may not be used for {refusal.label}",
+            state.origin,
+            rule=str(refusal),
+            label=refusal.label,
+        )
+        self._refuse(request, why, where)
+
+    def _refuse(self, request: Request, why: Why, where: Where) -> None:
+        """Drop ``request`` (raise). Before scheduling, like the dupefilter this gate runs
+        before: a request refused before is not counted, logged or told again, unless it would
+        pass the dupefilter (dont_filter)."""
+        if (
+            where == "before_schedule"
+            and not request.dont_filter
+            and not self._reported.add(self._fingerprint(request))
+        ):
+            self._drops.duplicate(request)
+            raise IgnoreRequest("Filtered duplicate of a request dropped before scheduling")
+        raise self._drops.refuse(request, why, where)
+
+    def _disallowed(self, state: OriginState, request: Request) -> Why:
+        return Why(
+            "disallowed",
+            "Forbidden by robots.txt",
+            state.origin,
+            rule=lambda: self._explain(state, request),
+        )
 
     def apply_crawl_delay(self, request: Request, delay: float) -> None:
         slot = _compat.downloader_slot(self._crawler.engine, request)
@@ -139,14 +152,15 @@ class Verdicts:
         assert state.robots is not None
         return state.robots.allowed(request.url, self._tokens.for_header(_user_agent(request)))
 
-    def _explain(self, state: OriginState, request: Request) -> tuple[str, str]:
+    def _explain(self, state: OriginState, request: Request) -> str:
+        """The rule that disallowed ``request`` and the group used, for log lines."""
         assert state.robots is not None
         decision = state.robots.decide(request.url, self._tokens.for_header(_user_agent(request)))
         rule = decision.rule
-        where = ""
-        if rule is not None:
-            where = f"{'Allow' if rule.allow else 'Disallow'}: {rule.pattern} (line {rule.line})"
-        return where, decision.reason
+        if rule is None:
+            return decision.reason
+        verb = "Allow" if rule.allow else "Disallow"
+        return f"{verb}: {rule.pattern} (line {rule.line}); {decision.reason}"
 
 
 def _user_agent(request: Request) -> bytes | None:

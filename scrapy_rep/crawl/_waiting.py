@@ -38,13 +38,12 @@ import bisect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from scrapy.exceptions import IgnoreRequest
 from twisted.internet import task
 from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
-from scrapy_rep.core.stats import HELD, RELEASED
-from scrapy_rep.crawl._events import hold_timeout_reason
+from scrapy_rep.core.stats import GAVE_UP, HELD, RELEASED
+from scrapy_rep.crawl._events import Why, hold_timeout_reason
 from scrapy_rep.storage.held import HeldRequests, MemoryHeld
 
 if TYPE_CHECKING:
@@ -52,6 +51,7 @@ if TYPE_CHECKING:
 
     from scrapy_rep.core.clock import Clock
     from scrapy_rep.crawl._cache import OriginState
+    from scrapy_rep.crawl._drops import Drops
     from scrapy_rep.crawl._events import Events
     from scrapy_rep.crawl._resolver import Resolver
 
@@ -66,6 +66,7 @@ class Holds:
         *,
         clock: Clock,
         events: Events,
+        drops: Drops,
         resolver: Resolver,
         hold_timeout: float,
         crawl: Callable[[Request], object],
@@ -80,6 +81,7 @@ class Holds:
         else waits for the crawl (called once, when everything here was let go)."""
         self._clock = clock
         self._events = events
+        self._drops = drops
         self._resolver = resolver
         self._timeout = hold_timeout
         self._crawl = crawl
@@ -137,13 +139,13 @@ class Holds:
         self,
         origin: str,
         request: Request,
-        until: Callable[[str], Deferred[Any]] | None = None,
+        until: Callable[[str, Request | None], Deferred[Any]] | None = None,
     ) -> None:
         """Keep ``request`` until ``origin``'s robots.txt serves or, given ``until`` (the
         origin's tdmrep.json: ``TdmFiles.known``, asked once per origin), until that fires;
         then it goes back through the gate."""
         if self._closed:
-            self._events.dropped(origin, 1, self._closing_reason())
+            self._drops.drop(origin, [request], self._closed_why(origin))
             return
         self._held.add(origin, request)
         self._since.setdefault(origin, []).append(self._clock.seconds())
@@ -158,7 +160,7 @@ class Holds:
         """A Deferred fired with the origin's state once it serves (or failed)."""
         waiter: Deferred[OriginState] = Deferred()
         if self._closed:
-            waiter.errback(IgnoreRequest(f"{origin}: {self._closing_reason()}"))
+            waiter.errback(self._closed_why(origin).exception())
             return waiter
         self._waiting.setdefault(origin, []).append((waiter, self._clock.seconds()))
         self._interested(origin, "robots.txt", request)
@@ -170,13 +172,15 @@ class Holds:
         origin: str,
         what: str,
         trigger: Request | None,
-        known: Callable[[str], Deferred[Any]] | None = None,
+        known: Callable[[str, Request | None], Deferred[Any]] | None = None,
     ) -> None:
         """Register interest in ``what`` of ``origin`` (one per origin and thing): the
         resolver's ``wait``, or ``known`` for another thing."""
         if (origin, what) in self._interest:
             return
-        found = known(origin) if known is not None else self._resolver.wait(origin, trigger)
+        found = (
+            known(origin, trigger) if known is not None else self._resolver.wait(origin, trigger)
+        )
         self._interest[origin, what] = found
         found.addCallbacks(self._known, _cancelled, callbackArgs=(origin, what))
 
@@ -287,20 +291,17 @@ class Holds:
             expired = requests[:old]
             if expired:
                 dropped += len(expired)
-                self._stop_waiting(origin, expired, [], self._drop_reason(origin), gave_up=False)
+                self._stop_waiting(origin, expired, [], self._timed_out(origin), gave_up=False)
             self._forget(origin)
         for origin in list(self._waiting):
             waiters = _take_older(self._waiting, origin, deadline)
             if waiters:
-                reason = self._drop_reason(origin)
                 dropped += len(waiters)
-                self._events.dropped(origin, len(waiters), reason)
-                for waiter in waiters:
-                    waiter.errback(IgnoreRequest(f"{origin}: {reason}"))
+                self._stop_waiting(origin, [], waiters, self._timed_out(origin), gave_up=False)
                 self._forget(origin)
         return dropped
 
-    def _drop_reason(self, origin: str) -> str:
+    def _timed_out(self, origin: str) -> str:
         state = self._resolver.peek(origin)
         return hold_timeout_reason(self._timeout, state.entry.error if state else None)
 
@@ -332,19 +333,28 @@ class Holds:
     ) -> None:
         """This run waits no longer for ``held`` and ``waiters``: the durable place keeps the
         held ones for the next run (SPEC C4); the rest are dropped with ``why``."""
+        if gave_up:
+            self._events.count(GAVE_UP)
         lost = self._held.put_aside(origin, held) if held else []
         kept = len(held) - len(lost)
         self._kept += kept
-        self._events.stopped_waiting(
-            origin,
-            kept=kept,
-            dropped=len(lost) + len(waiters),
-            reason=why,
-            next_run=self._held.next_run,
-            gave_up=gave_up,
+        next_run = self._held.next_run
+        if kept:
+            self._events.kept(origin, kept, why, next_run)
+        hint = (
+            ""
+            if next_run is not None
+            else ("; set JOBDIR, or a Redis REP_STORE, to keep such requests for the next run")
         )
+        drop = Why(
+            "gave_up" if gave_up else "hold_timeout",
+            f"{origin}: {why}",
+            origin,
+            rule=why + hint,
+        )
+        self._drops.drop(origin, lost, drop, waiters=len(waiters))
         for waiter in waiters:
-            waiter.errback(IgnoreRequest(f"{origin}: {why}"))
+            waiter.errback(drop.exception())
 
     def let_go(self) -> None:
         """The crawl closes: let every waiting request go now, then ``on_close`` (may be
@@ -357,7 +367,7 @@ class Holds:
         waiting, self._waiting = self._waiting, {}
         for origin, waiters in waiting.items():
             for waiter, _since in waiters:
-                waiter.errback(IgnoreRequest(f"{origin}: {self._closing_reason()}"))
+                waiter.errback(self._closed_why(origin).exception())
         self._since, self._pending, self._unsent = {}, set(), set()
         interest, self._interest = self._interest, {}
         for known in interest.values():
@@ -371,8 +381,10 @@ class Holds:
         self._held.close()
         self._on_close()
 
-    def _closing_reason(self) -> str:
-        return "its robots.txt was not known when the crawl closed"
+    def _closed_why(self, origin: str) -> Why:
+        return Why(
+            "closing", f"{origin}: its robots.txt was not known when the crawl closed", origin
+        )
 
     def _start_tick(self) -> None:
         if not self._tick.running and not self._closed:

@@ -73,3 +73,7 @@ class RobotParser(_ScrapyRobotParser):
 
     def crawl_delay(self, user_agent: str | bytes | None) -> float | None:
         return self.robots.crawl_delay(self._tokens.for_header(user_agent))
+
+    def sitemaps(self) -> list[str]:
+        """The file's ``Sitemap:`` URLs, in file order (SPEC A7), as written."""
+        return list(self.robots.sitemaps)

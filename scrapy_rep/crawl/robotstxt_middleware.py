@@ -17,6 +17,11 @@ request travels:
   scheduled; requests that never were scheduled (``engine.download`` callers) and requests
   another fleet process (or an earlier run) allowed are checked here too, waiting for an
   unknown origin outside ``Downloader.active``.
+- **A spider's own request for an origin's robots.txt** (SitemapSpider's ``sitemap_urls``) is
+  answered at the final gate from the copy the middleware fetched: the bytes the gates obey,
+  at the URL they came from after redirects, flagged ``COPY_FLAG`` and not stored by the HTTP
+  cache. The server sees one robots.txt request per origin.
+- Every request dropped goes through ``_drops.Drops`` (counted, logged, errback delivered).
 
 Public API for tools (``scrapy robots``) and subclasses: ``middleware.resolve(url) ->
 Deferred[OriginReport]`` and, as Scrapy's middleware has, ``robot_parser(request)``.
@@ -26,11 +31,11 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from scrapy import signals
 from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
-from scrapy.http import Request
+from scrapy.http import Request, Response, TextResponse
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred, maybeDeferred, succeed
@@ -43,6 +48,7 @@ from scrapy_rep.core.usage import NO_PREFERENCE, UsagePrefs
 from scrapy_rep.crawl import _compat
 from scrapy_rep.crawl._cache import RUN, OriginKeys, OriginReport, OriginState
 from scrapy_rep.crawl._checks import settings_tokens
+from scrapy_rep.crawl._drops import Drops
 from scrapy_rep.crawl._events import Events
 from scrapy_rep.crawl._fetch import Fetcher
 from scrapy_rep.crawl._parts import build_parts
@@ -60,7 +66,12 @@ if TYPE_CHECKING:
 
     from scrapy_rep.core.clock import Clock
 
-__all__ = ["OriginReport", "RobotsTxtMiddleware"]
+__all__ = ["COPY_FLAG", "OriginReport", "RobotsTxtMiddleware"]
+
+_T = TypeVar("_T")
+
+#: Flag of a response answering a spider's own robots.txt request from the middleware's copy.
+COPY_FLAG = "robotstxt_copy"
 
 #: Meta key set on requests the gate let through to the scheduler: the generation of the
 #: origin state that allowed them (see ``OriginState.generation``).
@@ -88,16 +99,34 @@ class RobotsTxtMiddleware(ResolverListener):
         self._store = store
         self._keys = OriginKeys()
         self._events = Events(crawler.stats, lambda: crawler.spider)
+        self._drops = Drops(
+            self._events,
+            clock,
+            deliver=lambda request, failure: _compat.scrape_failure(
+                crawler.engine, request, failure
+            ),
+            signal_dropped=lambda request: crawler.signals.send_catch_log(
+                signals.request_dropped, request=request, spider=crawler.spider
+            ),
+        )
         # REP_USER_AGENTS > ROBOTSTXT_USER_AGENT > User-Agent (SPEC C1, C2), decided in one place.
         tokens = settings_tokens(crawler.settings, crawler)
-        self._verdicts = Verdicts(crawler, tokens, self._events, config.purpose)
+        self._verdicts = Verdicts(crawler, tokens, self._events, self._drops, config.purpose)
         self._config = config
         self._hold_timeout = config.hold_timeout
         parts = build_parts(
             clock=clock,
             store=store,
-            fetcher=Fetcher(crawler),
-            tdm_fetcher=Fetcher(crawler, "tdmrep.json", "tdmrep"),
+            fetcher=Fetcher(
+                crawler, timeout=config.fetch_timeout, meta_keys=config.fetch_meta_keys
+            ),
+            tdm_fetcher=Fetcher(
+                crawler,
+                "tdmrep.json",
+                "tdmrep",
+                timeout=config.fetch_timeout,
+                meta_keys=config.fetch_meta_keys,
+            ),
             events=self._events,
             config=config,
             owner=uuid.uuid4().hex,
@@ -106,6 +135,7 @@ class RobotsTxtMiddleware(ResolverListener):
             wake=lambda: _compat.wake(crawler.engine),
             crawl_delay=self._verdicts.crawl_delay_of if config.crawl_delay else None,
             listeners=(self,),
+            drops=self._drops,
         )
         self._cache, self._resolver, self._holds = parts.cache, parts.resolver, parts.holds
         self._tdm = parts.tdm
@@ -155,13 +185,18 @@ class RobotsTxtMiddleware(ResolverListener):
         self._verdicts.at_gate(state, request, tdm)
         meta[_GATED] = state.generation
 
-    def _final_gate(self, request: Request) -> Coroutine[Any, Any, None] | Request | None:
+    def _final_gate(
+        self, request: Request
+    ) -> Coroutine[Any, Any, Response | None] | Request | None:
         """None (download it), a Request (to the gate again), or a wait for robots.txt."""
         if request.meta.get("dont_obey_robotstxt"):
             return None
-        origin = self._keys.origin(urlparse_cached(request))
+        parts = urlparse_cached(request)
+        origin = self._keys.origin(parts)
         if origin is None:
             return None
+        if request.url.endswith("/robots.txt") and parts.path == "/robots.txt" and not parts.query:
+            return self._robots_copy(origin, request)
         state = self._resolver.state(origin, self._clock.seconds(), request)
         gated = request.meta.get(_GATED)
         if state is not None and state.serving.kind != "hold":
@@ -202,19 +237,52 @@ class RobotsTxtMiddleware(ResolverListener):
         if state is not None:
             self._events.holding(state, self._clock.seconds(), self._hold_timeout)
 
-    async def _check_later(self, waiter: Deferred[OriginState], request: Request) -> None:
-        # Waiting for robots.txt is not downloading: give the CONCURRENT_REQUESTS place back
-        # meanwhile, so an engine.download caller cannot stall other origins.
+    async def _robots_copy(self, origin: str, request: Request) -> Response | None:
+        """A spider's request for ``origin``'s robots.txt, answered from the crawl's copy (one
+        robots.txt request per origin): it waits while robots.txt is unknown or being retried,
+        is dropped with the reason if the crawl gives the origin up, and goes to the server
+        only when there is no copy to give (unreachable for too long, the store lost it)."""
+        state = self._resolver.state(origin, self._clock.seconds(), request)
+        if state is None or state.serving.kind == "hold":
+            waiter = self._holds.wait(origin, request)
+            self._say_waiting(state)
+            state = await self._off_active(waiter, request)
+        self._verdicts.at_download(state, request)
+        copy = await maybe_deferred_to_future(self._resolver.copy(state))
+        if copy is None:
+            return None
+        status, url, body = copy
+        # HttpCacheMiddleware stores what passes its process_response: not this copy.
+        request.meta["dont_cache"] = True
+        if body is None:
+            return Response(url, status=status, request=request, flags=[COPY_FLAG])
+        return TextResponse(
+            url,
+            status=status,
+            # SPEC A1: the body is read as UTF-8, whatever the server declared.
+            headers={b"Content-Type": b"text/plain; charset=utf-8"},
+            body=body,
+            request=request,
+            flags=[COPY_FLAG],
+        )
+
+    async def _off_active(self, waiter: Deferred[_T], request: Request) -> _T:
+        """Wait for ``waiter`` with ``request`` out of ``Downloader.active``: waiting for
+        robots.txt is not downloading, so the CONCURRENT_REQUESTS place is given back meanwhile
+        (an ``engine.download`` caller cannot stall other origins)."""
         engine = self.crawler.engine
         left = _compat.leave_active(engine, request)
         try:
-            state = await maybe_deferred_to_future(waiter)
-            tdm = None
-            if self._gate_tdm:
-                tdm = await maybe_deferred_to_future(self._tdm.known(state.origin))
+            return await maybe_deferred_to_future(waiter)
         finally:
             if left:
                 _compat.rejoin_active(engine, request)
+
+    async def _check_later(self, waiter: Deferred[OriginState], request: Request) -> None:
+        state = await self._off_active(waiter, request)
+        tdm = None
+        if self._gate_tdm:
+            tdm = await self._off_active(self._tdm.known(state.origin, request), request)
         self._verdicts.at_download(state, request, tdm)
 
     def _tdm_of(self, origin: str) -> TdmFile | None:
@@ -310,8 +378,10 @@ class RobotsTxtMiddleware(ResolverListener):
         # Nothing else to do: stop waiting for origins that keep failing (REP_GIVE_UP_AFTER).
         self._holds.give_up()
         # pending_elsewhere: another fleet process holds requests that come here if it dies.
+        # drops.pending: errbacks of dropped requests not delivered yet (the give-up above).
         if (
-            self._holds.busy()
+            self._drops.pending()
+            or self._holds.busy()
             or self._resolver.busy()
             or self._tdm.busy()
             or self._holds.pending_elsewhere()
@@ -334,6 +404,7 @@ class RobotsTxtMiddleware(ResolverListener):
         # Every waiting request let go, then no more fetches (if a close request did not
         # already: the holds notice one on their tick).
         self._holds.let_go()
+        self._drops.summarize()
         closed = maybeDeferred(self._store.close)
         closed.addErrback(lambda failure: self._events.store_failed(failure.getErrorMessage()))
         await maybe_deferred_to_future(closed)

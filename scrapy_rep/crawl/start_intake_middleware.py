@@ -9,14 +9,18 @@ behind every site's robots.txt. This spider middleware makes an origin being res
 a request in flight for intake: the next start request waits while CONCURRENT_REQUESTS origins
 or more are being resolved (``Resolver.room``), as it would wait for downloader places without
 robots.txt.
+
+On Scrapy 2.11 and 2.12 it marks start requests with ``meta["is_start_request"]`` (Scrapy >=
+2.13 sets it itself), so that a start request robots.txt refuses is warned about.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import NotConfigured
+from scrapy.http import Request
 from scrapy.utils.defer import maybe_deferred_to_future
 
 from scrapy_rep.crawl._running import running_middleware
@@ -50,4 +54,13 @@ class StartIntakeMiddleware:
             waiter = middleware.intake_room() if middleware is not None else None
             if waiter is not None:
                 await maybe_deferred_to_future(waiter)
+            yield item_or_request
+
+    def process_start_requests(self, start_requests: Iterable[Any], spider: Any) -> Iterator[Any]:
+        """Scrapy 2.11 and 2.12 (later versions call ``process_start``, and set this key
+        themselves): mark start requests with Scrapy's ``is_start_request``, so that a start
+        request robots.txt refuses is warned about."""
+        for item_or_request in start_requests:
+            if isinstance(item_or_request, Request):
+                item_or_request.meta.setdefault("is_start_request", True)
             yield item_or_request

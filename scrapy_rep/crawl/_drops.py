@@ -1,0 +1,142 @@
+"""The one drop path: every request scrapy-rep does not download goes through ``Drops``.
+
+It counts and logs the drop (through ``Events``), remembers it for the closing summary, warns
+once per origin when a start request is refused, and delivers the request's errback as Scrapy
+delivers one for a download error (SPEC C3):
+
+- **before scheduling** (the gate, a ``request_scheduled`` handler, where Scrapy calls nothing
+  for an ``IgnoreRequest``) and **after waiting** (held requests the crawl stopped waiting for):
+  the errback gets a ``Failure`` of ``RequestDropped`` on a later reactor turn, through Scrapy's
+  scraper (``_compat.scrape_failure``): its output goes where a download error's goes (items
+  to the pipelines, requests to the engine, not through spider middlewares), and an errback
+  that raises gives Scrapy's ``spider_error``. Never inside the signal handler: on Scrapy 2.11
+  an errback run there would re-enter the engine. The crawl stays open while deliveries are
+  pending (``pending``).
+- **before download** (the final gate, ``process_request``): the ``RequestDropped`` is raised
+  there, and Scrapy calls the errback itself, as for its own middleware.
+- **a duplicate** of a request dropped before scheduling (same fingerprint, not
+  ``dont_filter``) gets what Scrapy's dupefilter gives it: no errback, one ``request_dropped``.
+- **the crawl closing** (a request arriving once everything was let go) is treated as Scrapy
+  treats requests left in its scheduler: no errback.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from twisted.python.failure import Failure
+
+from scrapy_rep.core.seen import BoundedSet
+from scrapy_rep.core.stats import FORBIDDEN_DUPLICATE
+from scrapy_rep.crawl._events import Where, Why
+from scrapy_rep.crawl.exceptions import RequestDropped
+
+if TYPE_CHECKING:
+    from scrapy.http import Request
+
+    from scrapy_rep.core.clock import Clock
+    from scrapy_rep.crawl._events import Events
+
+__all__ = ["SUMMARY_ORIGINS", "Drops"]
+
+logger = logging.getLogger("scrapy_rep.crawl.robotstxt_middleware")
+
+#: Origins the closing summary names at most; origins remembered for it at most.
+SUMMARY_ORIGINS = 10
+_TRACKED_ORIGINS = 10_000
+
+
+class Drops:
+    def __init__(
+        self,
+        events: Events,
+        clock: Clock,
+        *,
+        deliver: Callable[[Request, Failure], object] | None = None,
+        signal_dropped: Callable[[Request], object] | None = None,
+    ) -> None:
+        """``deliver`` hands a request's failure to Scrapy's scraper (None: nobody to tell, the
+        unit tests); ``signal_dropped`` sends ``request_dropped``."""
+        self._events = events
+        self._clock = clock
+        self._deliver = deliver
+        self._signal_dropped = signal_dropped
+        self._queue: list[tuple[Request, RequestDropped]] = []
+        # Origins whose refused start request was warned about.
+        self._warned: BoundedSet[str] = BoundedSet()
+        # Per origin (the first _TRACKED_ORIGINS): requests dropped and the first reason.
+        self._by_origin: dict[str, tuple[int, str]] = {}
+        self._total = 0
+
+    def refuse(self, request: Request, why: Why, where: Where) -> RequestDropped:
+        """One request refused by a gate: counted, logged, its errback delivered (before
+        scheduling); return the exception the gate raises."""
+        self._events.refused(request, why, where)
+        self._remember(why, 1)
+        if where == "before_schedule" and request.meta.get("is_start_request"):
+            origin = why.origin or ""
+            if self._warned.add(origin):
+                self._events.start_refused(request, why)
+        exc = why.exception()
+        if where != "before_download":
+            self._later(request, exc)
+        return exc
+
+    def duplicate(self, request: Request) -> None:
+        """A request refused before, seen again: what Scrapy's dupefilter would do with it."""
+        self._events.count(FORBIDDEN_DUPLICATE)
+        if self._signal_dropped is not None:
+            self._signal_dropped(request)
+
+    def drop(self, origin: str, requests: Sequence[Request], why: Why, *, waiters: int = 0) -> None:
+        """Held requests (and ``waiters``, ``engine.download`` callers whose Deferreds fail
+        with the reason) the crawl stopped waiting for: one log line for the origin; each
+        held request's errback delivered, unless the crawl is closing."""
+        count = len(requests) + waiters
+        if not count:
+            return
+        self._events.dropped(origin, count, why)
+        self._remember(why, count)
+        if why.reason == "closing":
+            return
+        for request in requests:
+            self._later(request, why.exception())
+
+    def pending(self) -> bool:
+        """Are errbacks waiting to be delivered (the crawl must stay open)?"""
+        return bool(self._queue)
+
+    def summarize(self) -> None:
+        """At close: the origins with the most dropped requests, with a reason each."""
+        top = sorted(self._by_origin.items(), key=lambda item: -item[1][0])[:SUMMARY_ORIGINS]
+        self._events.drop_summary(self._total, len(self._by_origin), top)
+
+    def _remember(self, why: Why, count: int) -> None:
+        self._total += count
+        origin = why.origin
+        if origin is None:
+            return
+        known = self._by_origin.get(origin)
+        if known is not None:
+            self._by_origin[origin] = (known[0] + count, known[1])
+        elif len(self._by_origin) < _TRACKED_ORIGINS:
+            self._by_origin[origin] = (count, why.summary())
+
+    def _later(self, request: Request, exc: RequestDropped) -> None:
+        if self._deliver is None or not request.errback:
+            # Without an errback Scrapy's scraper does nothing visible with an IgnoreRequest.
+            return
+        self._queue.append((request, exc))
+        if len(self._queue) == 1:
+            self._clock.callLater(0, self._flush)
+
+    def _flush(self) -> None:
+        queue, self._queue = self._queue, []
+        assert self._deliver is not None
+        for request, exc in queue:
+            try:
+                self._deliver(request, Failure(exc))  # type: ignore[no-untyped-call]
+            except Exception:  # the scraper is gone (crawl closed): nothing left to tell
+                logger.debug("Errback of %s not delivered", request, exc_info=True)

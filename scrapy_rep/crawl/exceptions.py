@@ -1,0 +1,30 @@
+"""``scrapy_rep.RequestDropped``: what a request's errback receives when scrapy-rep drops it.
+
+A subclass of Scrapy's ``IgnoreRequest``, so an errback written for Scrapy's own robots.txt
+middleware (``failure.check(IgnoreRequest)``) works unchanged; the message says why in words
+("Forbidden by robots.txt" for a Disallow, as Scrapy's), and ``reason`` says it as a code.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from scrapy.exceptions import IgnoreRequest
+
+__all__ = ["DropReason", "RequestDropped"]
+
+#: ``disallowed``: a robots.txt rule; ``usage``: a usage preference refuses the declared purpose;
+#: ``gave_up``: the idle crawl stopped waiting for an origin whose robots.txt keeps failing;
+#: ``hold_timeout``: held longer than REP_HOLD_TIMEOUT; ``closing``: the crawl closed while it
+#: waited (no errback then, as for requests left in Scrapy's scheduler).
+DropReason = Literal["disallowed", "usage", "gave_up", "hold_timeout", "closing"]
+
+
+class RequestDropped(IgnoreRequest):
+    """A request scrapy-rep did not download. ``str(exc)`` says why; ``reason`` is one of
+    ``DropReason``; ``origin`` is the request's origin (scheme://host[:port])."""
+
+    def __init__(self, message: str, *, reason: DropReason, origin: str | None = None) -> None:
+        super().__init__(message)
+        self.reason: DropReason = reason
+        self.origin = origin
