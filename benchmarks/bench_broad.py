@@ -6,6 +6,8 @@ Run from the repository root::
     python benchmarks/bench_broad.py --sites 500 --rounds 2 --concurrency 64
     python benchmarks/bench_broad.py --quick              # smoke run, about a minute
     python benchmarks/bench_broad.py --dead-only --dead-cap 1000   # only the dead-site part
+    python benchmarks/bench_broad.py --old ../old-checkout --variants \
+        "ROBOTSTXT_OBEY=False" "scrapy_rep memory" "scrapy_rep (old)"  # against another version
 
 Sites: one Twisted server on 127.0.0.1 (``_broad_server.py``, own process) answers every site;
 the crawl resolves ``site00001.test`` … to 127.0.0.1 (``_broad_resolver.py``), so each site is
@@ -29,6 +31,9 @@ A live site has 5 pages: its home page (the start URL) and 4 pages it links to.
    last page to the spider's close (what held requests cost); downloads (pages, robots.txt,
    errors), CPU per download, and start requests taken in the first second. Target: pages/s
    >= 0.95 of ``ROBOTSTXT_OBEY = False``.
+   ``--old SRC`` adds "scrapy_rep (old)": the memory-store variant with the ``scrapy_rep``
+   package found in SRC (a checkout of an earlier commit), interleaved with the others;
+   ``--variants`` runs only the variants named (the baseline is always run).
 2. Dead sites with the defaults. scrapy_rep (memory store) with its default settings on 20 live
    sites plus 10 dead ones: when the last page arrived and when the spider closed, or "> cap"
    when it was still open at ``--dead-cap`` seconds (it is then sent SIGINT, then killed).
@@ -107,6 +112,8 @@ class Variant:
     name: str
     settings: dict[str, Any]
     sqlite: bool = False
+    #: Where the scrapy_rep package it runs comes from (None: this checkout).
+    source: Path | None = None
 
 
 @dataclass
@@ -195,8 +202,15 @@ def serve(count: int) -> Iterator[list[Site]]:
 # -- crawls -------------------------------------------------------------------------------------
 
 
-def crawl(sites: Sequence[Site], settings: dict[str, Any], timeout: float, tmp: Path) -> Run:
-    """One crawl in its own process; on ``timeout`` it gets SIGINT, then is killed."""
+def crawl(
+    sites: Sequence[Site],
+    settings: dict[str, Any],
+    timeout: float,
+    tmp: Path,
+    source: Path | None = None,
+) -> Run:
+    """One crawl in its own process; on ``timeout`` it gets SIGINT, then is killed.
+    ``source``: the directory whose ``scrapy_rep`` it runs (None: this checkout)."""
     result = tmp / "result.json"
     result.unlink(missing_ok=True)
     config = tmp / "crawl.json"
@@ -211,7 +225,7 @@ def crawl(sites: Sequence[Site], settings: dict[str, Any], timeout: float, tmp: 
         encoding="utf-8",
     )
     log = tmp / "crawl.log"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(ROOT)])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(source or ROOT)])}
     with log.open("wb") as out:
         proc = subprocess.Popen(
             [sys.executable, str(HERE / "_broad_crawl.py"), str(config)],
@@ -238,14 +252,19 @@ def crawl(sites: Sequence[Site], settings: dict[str, Any], timeout: float, tmp: 
     return Run(json.loads(result.read_text(encoding="utf-8")))
 
 
-def variants(hold_timeout: float) -> list[Variant]:
+def variants(
+    hold_timeout: float, old: Path | None = None, only: Sequence[str] = ()
+) -> list[Variant]:
     ours = {**OURS, "REP_HOLD_TIMEOUT": hold_timeout}
-    return [
+    table = [
         Variant(BASELINE, {"ROBOTSTXT_OBEY": False}),
         Variant("Scrapy built-in", {"ROBOTSTXT_OBEY": True}),
         Variant("scrapy_rep memory", ours),
         Variant("scrapy_rep sqlite", ours, sqlite=True),
     ]
+    if old is not None:
+        table.insert(3, Variant("scrapy_rep (old)", ours, source=old.resolve()))
+    return [v for v in table if not only or v.name in only or v.name == BASELINE]
 
 
 def run_variant(variant: Variant, sites: Sequence[Site], concurrency: int, timeout: float) -> Run:
@@ -254,7 +273,7 @@ def run_variant(variant: Variant, sites: Sequence[Site], concurrency: int, timeo
         if variant.sqlite:
             # A fresh file per crawl: a warm store would skip the robots.txt fetches.
             settings["REP_STORE"] = f"sqlite:///{tmp}/robots.sqlite3"
-        return crawl(sites, settings, timeout, Path(tmp))
+        return crawl(sites, settings, timeout, Path(tmp), variant.source)
 
 
 # -- report -------------------------------------------------------------------------------------
@@ -343,7 +362,7 @@ def report(
 
 
 def throughput(args: argparse.Namespace) -> None:
-    table = variants(args.hold_timeout)
+    table = variants(args.hold_timeout, args.old, args.variants)
     with serve(args.sites) as sites:
         counts = {k: sum(s.kind == k for s in sites) for k, _ in [*MIX, ("nxdomain", 0)]}
         expected = PAGES_PER_SITE * sum(s.kind in LIVE for s in sites)
@@ -431,6 +450,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--quick", action="store_true", help="100 sites, 1 round, 64, hold 10 s, cap 30 s"
     )
+    parser.add_argument("--old", type=Path, help="directory holding an earlier scrapy_rep")
+    parser.add_argument("--variants", nargs="+", default=[], help="run only these variants")
     args = parser.parse_args(argv)
     if args.quick:
         args.sites, args.rounds, args.concurrency = 100, 1, [64]

@@ -46,7 +46,8 @@ def measure(origins: int, store_size: int) -> list[tuple[int, float, int, int]]:
     from scrapy_rep.crawl._cache import OriginKeys
     from scrapy_rep.crawl._events import Events
     from scrapy_rep.crawl._parts import build_parts
-    from scrapy_rep.crawl._settings import DEFAULT_ENTRY_TTL, MiddlewareSettings
+    from scrapy_rep.crawl._settings import MiddlewareSettings
+    from scrapy_rep.storage.options import DEFAULT_ENTRY_TTL
     from scrapy_rep.storage.results import MemoryStore
 
     class Stats:
@@ -65,8 +66,7 @@ def measure(origins: int, store_size: int) -> list[tuple[int, float, int, int]]:
     parts = build_parts(
         clock=clock,
         store=store,
-        fetcher=Fetcher(),  # type: ignore[arg-type]
-        tdm_fetcher=Fetcher(),  # type: ignore[arg-type]
+        fetcher_for=lambda kind: Fetcher(),  # type: ignore[arg-type,return-value]
         events=Events(Stats(), lambda: None),
         config=MiddlewareSettings.from_settings(Settings()),
         owner="bench",
@@ -80,8 +80,8 @@ def measure(origins: int, store_size: int) -> list[tuple[int, float, int, int]]:
         assert origin is not None
         resolver.report(origin, Request(f"{origin}/page"))
         state = cache.peek(origin)
-        assert state is not None and state.robots is not None
-        state.robots.allowed(f"{origin}/site{i}/public/1/x", ("bot",))
+        assert state is not None and state.document is not None
+        state.document.allowed(f"{origin}/site{i}/public/1/x", ("bot",))
         if i in CHECKPOINTS:
             rows.append((i, _rss_mib(), len(store), len(cache)))
     return rows
@@ -96,7 +96,7 @@ def main() -> None:
     if args.child:
         print(json.dumps(measure(args.origins, args.memory_store_size)))
         return
-    from scrapy_rep.crawl._settings import DEFAULT_MEMORY_STORE_SIZE
+    from scrapy_rep.storage.options import DEFAULT_MEMORY_STORE_SIZE
 
     variants = [
         (f"bounded (REP_MEMORY_STORE_SIZE={DEFAULT_MEMORY_STORE_SIZE})", DEFAULT_MEMORY_STORE_SIZE),

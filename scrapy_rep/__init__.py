@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from scrapy_rep.core.explain import describe_origin, explain, format_explanation, format_rule
+from scrapy_rep.core.explain import explain
+from scrapy_rep.core.explain_text import describe_origin, format_explanation, format_rule
 from scrapy_rep.core.pagerules import PageRules, page_rules
 from scrapy_rep.core.robots_file import Decision, RobotsTxt, Rule
 from scrapy_rep.core.tokens import CrawlerTokens, is_valid_token, product_token

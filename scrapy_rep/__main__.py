@@ -12,7 +12,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from scrapy_rep.core.explain import explain_rules, format_explanation, line_texts
+from scrapy_rep.core.explain import explain_rules, line_texts
+from scrapy_rep.core.explain_text import format_explanation
 from scrapy_rep.core.robots_file import RobotsTxt
 from scrapy_rep.core.tokens import clean_cut, fold, product_token, suggest_token
 

@@ -432,7 +432,8 @@ class ScriptedServer:
 
     # -- answering -----------------------------------------------------------------------
 
-    def _handle(self, h: _Handler) -> None:
+    def _arrived(self, h: _Handler) -> Seen:
+        """Record the request ``h`` holds (its body read and discarded)."""
         length = int(h.headers.get("Content-Length") or 0)
         if length:
             h.rfile.read(length)
@@ -443,6 +444,10 @@ class ScriptedServer:
             time=time.monotonic(),
         )
         self._record(seen)
+        return seen
+
+    def _handle(self, h: _Handler) -> None:
+        seen = self._arrived(h)
         reply = self._next_reply(h.path) or self._default_reply(h.path)
         try:
             self._answer(h, reply, seen)
@@ -534,13 +539,7 @@ class ForwardProxy(ScriptedServer):
         self._failure = reply
 
     def _handle(self, h: _Handler) -> None:
-        seen = Seen(
-            method=h.command,
-            path=h.path,
-            headers={k.lower(): v for k, v in h.headers.items()},
-            time=time.monotonic(),
-        )
-        self._record(seen)
+        seen = self._arrived(h)
         reply = self._failure
         if reply is None and self.credentials is not None:
             expected = "Basic " + base64.b64encode(self.credentials.encode()).decode()

@@ -9,7 +9,7 @@ import pytest
 from scrapy.utils.test import get_crawler
 
 from scrapy_rep import RobotParser
-from scrapy_rep.crawl._checks import settings_tokens
+from scrapy_rep.crawl._tokens import settings_tokens
 
 BODY = b"""User-agent: mybot
 Disallow: /mybot-only

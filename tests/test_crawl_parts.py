@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from _schedule import attempt_times
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Request
 from scrapy.settings import Settings
@@ -171,8 +172,7 @@ class Parts:
         return build_parts(
             clock=self.clock,
             store=self.store,
-            fetcher=self.fetcher,
-            tdm_fetcher=self.fetcher,
+            fetcher_for=lambda kind: self.fetcher,
             events=Events(self.stats, lambda: None),
             config=self.config,
             owner=owner,
@@ -215,8 +215,9 @@ def failure_of(deferred: Deferred[Any]) -> BaseException:
 def test_backoff_doubles_until_robots_txt_answers_then_releases() -> None:
     parts = Parts(error(500), error(500), error(500), ok())
     request = parts.hold()
-    parts.advance(30 + 60 + 120 + 1)
-    assert parts.fetcher.times == [0, 30, 90, 210]
+    times = attempt_times([500, 500, 500], LIMITS)
+    parts.advance(times[-1] + 1)
+    assert parts.fetcher.times == times
     assert parts.crawled == [request]
     assert parts.stats["robotstxt/released"] == 1
     state = parts.state()
@@ -226,15 +227,18 @@ def test_backoff_doubles_until_robots_txt_answers_then_releases() -> None:
 def test_retry_after_and_fast_retry_for_503() -> None:
     parts = Parts(error(503), error(429, retry_after=42), ok())
     parts.hold()
-    parts.advance(5 + 42 + 1)
-    assert parts.fetcher.times == [0, 5, 47]
+    times = attempt_times([503, (429, 42)], LIMITS)
+    parts.advance(times[-1] + 1)
+    assert parts.fetcher.times == times
     assert len(parts.crawled) == 1
 
 
 def test_unreachable_longer_than_allow_after_releases_as_no_restrictions() -> None:
     parts = Parts(*[error(500)] * 10, limits=replace(LIMITS, unreachable_allow_after=100))
     request = parts.hold()
-    parts.advance(30 + 60 + 1)  # fetched at 0, 30, 90: unreachable for less than 100 s
+    three = attempt_times([500, 500], LIMITS)
+    assert three[-1] < 100  # the test's premise: 3 attempts within 100 s
+    parts.advance(three[-1] + 1)  # unreachable for less than 100 s
     assert parts.crawled == []
     parts.advance(120)  # fetched at 210: unreachable for longer, everything allowed
     assert parts.crawled == [request]
@@ -313,15 +317,15 @@ def test_refresh_of_a_known_origin_serves_the_old_copy_meanwhile() -> None:
     parts = Parts(ok(), pending, limits=limits)
     parts.hold()
     old = parts.state()
-    assert old is not None and old.robots is not None
+    assert old is not None and old.document is not None
     parts.advance(101)
     refreshing = parts.state()  # due: starts the refresh, answers with the old copy
-    assert refreshing is not None and refreshing.robots is old.robots
+    assert refreshing is not None and refreshing.document is old.document
     assert parts.fetcher.times == [0, 101]
     pending.callback(ok(b"User-agent: *\nDisallow: /\n"))
     new = parts.state()
-    assert new is not None and new.robots is not old.robots
-    assert not new.robots.allowed(ORIGIN + "/page", ())  # type: ignore[union-attr]
+    assert new is not None and new.document is not old.document
+    assert not new.document.allowed(ORIGIN + "/page", ())  # type: ignore[union-attr]
     assert parts.stats["robotstxt/refresh"] == 1
 
 
@@ -405,7 +409,7 @@ def test_release_failure_keeps_the_request_and_retries_it() -> None:
 
     parts = Parts(error(500), ok(), crawl=crawl)
     first, second, third = parts.hold("/page/1"), parts.hold("/page/2"), parts.hold("/page/3")
-    parts.advance(31)
+    parts.advance(attempt_times([500], LIMITS)[-1] + 1)
     # One failing re-scheduling does not stop the others, and nothing is lost.
     assert sent == [first, third]
     assert parts.stats["robotstxt/release_failed"] >= 1
@@ -574,17 +578,19 @@ def test_idle_crawl_gives_up_after_the_failures_and_keeps_the_unreachable_entry(
     parts = Parts(*[error(500)] * 10)
     parts.hold()
     waiter = parts.holds.wait(ORIGIN)
-    parts.advance(31)  # two failures: not yet
+    times = attempt_times([500, 500], LIMITS)
+    parts.advance(times[1] + 1)  # two failures: not yet
     parts.holds.give_up()
     assert parts.holds.busy() and not waiter.called
-    parts.advance(60)  # the third failure, at 90 s
+    parts.advance(times[2] - times[1])  # the third failure
     parts.holds.give_up()
     assert "failed 3 times in a row (HTTP 500)" in str(failure_of(waiter))
     assert parts.stats["robotstxt/gave_up"] == 1
     assert parts.stats["robotstxt/held_dropped"] == 2
     assert not parts.holds.busy() and parts.crawled == []
     parts.advance(600)
-    assert parts.fetcher.times == [0, 30, 90]  # nothing waits: no more fetches
+    # Nothing waits: no more fetches after the third.
+    assert parts.fetcher.times == attempt_times([500, 500], LIMITS)
     # The store keeps "unreachable since START" (not "no robots.txt"): a later crawl retries
     # and the 30-day clock runs on.
     stored: list[StoredRobots | None] = []
@@ -600,7 +606,7 @@ def test_give_up_with_a_durable_place_keeps_the_held_requests_for_the_next_run()
     parts = Parts(*[error(500)] * 10, held=held_place)
     held = [parts.hold("/1"), parts.hold("/2")]
     waiter = parts.holds.wait(ORIGIN)  # an engine.download caller: this process's only
-    parts.advance(91)
+    parts.advance(attempt_times([500, 500], LIMITS)[-1] + 1)
     parts.holds.give_up()
     assert held_place.kept == held
     assert parts.stats["robotstxt/gave_up"] == 1
@@ -618,8 +624,9 @@ def test_failures_of_an_earlier_run_do_not_give_up_before_an_attempt_of_this_run
     store = MemoryStore(clock=lambda: 0.0)
     earlier = Parts(*[error(503)] * 3, store=store)
     earlier.hold()
-    earlier.advance(16)  # 503 at 0, 5 and 15 s: the next attempt due at 35 s
-    assert earlier.fetcher.times == [0, 5, 15]
+    times = attempt_times([503, 503, 503], LIMITS)  # 0, 5, 15; the next due at 35 s
+    earlier.advance(times[2] + 1)
+    assert earlier.fetcher.times == times[:3]
     # The job is resumed 30 s after its start; the site has recovered.
     resumed = Parts(ok(), store=store, start=START + 30)
     request = resumed.hold()
@@ -627,8 +634,8 @@ def test_failures_of_an_earlier_run_do_not_give_up_before_an_attempt_of_this_run
     resumed.holds.give_up()  # the first spider_idle
     assert resumed.stats.get("robotstxt/gave_up", 0) == 0 and resumed.holds.busy()
     assert resumed.fetcher.times == []  # no new burst: the stored retry_at is kept
-    resumed.advance(5.25)
-    assert resumed.fetcher.times == [35]  # times since the first run started
+    resumed.advance(times[3] - 30 + 0.25)
+    assert resumed.fetcher.times == [times[3]]  # times since the first run started
     assert resumed.crawled == [request]
 
 
@@ -653,12 +660,12 @@ def test_no_give_up_while_another_origin_is_waited_for_or_when_disabled() -> Non
     parts = Parts(*[error(500)] * 10)
     parts.hold()
     parts.holds.hold("http://b.test", Request("http://b.test/page"))  # not resolved yet
-    parts.advance(91)
+    parts.advance(attempt_times([500, 500], LIMITS)[-1] + 1)
     parts.holds.give_up()
     assert parts.stats["robotstxt/gave_up"] == 0
     disabled = Parts(*[error(500)] * 10, limits=replace(LIMITS, give_up_after=0))
     disabled.hold()
-    disabled.advance(91)
+    disabled.advance(attempt_times([500, 500], LIMITS)[-1] + 1)
     disabled.holds.give_up()
     assert disabled.stats["robotstxt/gave_up"] == 0 and disabled.holds.busy()
 

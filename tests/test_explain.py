@@ -20,12 +20,10 @@ from scrapy_rep.core.explain import (
     describe_error,
     explain_report,
     explain_rules,
-    format_explanation,
-    format_rule,
-    format_source,
     line_texts,
     origin_source,
 )
+from scrapy_rep.core.explain_text import format_explanation, format_rule, format_source
 from scrapy_rep.crawl.robotstxt_middleware import OriginReport
 
 ROBOTS = b"""\
@@ -488,7 +486,7 @@ def test_command_on_a_down_site_says_unreachable_without_crawl_warnings(
 
 def test_offline_checker_does_not_import_scrapy() -> None:
     code = (
-        "import sys, scrapy_rep.__main__, scrapy_rep.core.explain, scrapy_rep.crawl._checks; "
+        "import sys, scrapy_rep.__main__, scrapy_rep.core.explain, scrapy_rep.crawl._tokens; "
         "print(sorted(m for m in ('scrapy', 'twisted') if m in sys.modules))"
     )
     result = subprocess.run(

@@ -9,7 +9,8 @@ from _servers import Reply, ScriptedServer
 from test_explain import scrapy_robots
 
 from scrapy_rep import PageRules
-from scrapy_rep.core.explain import format_page, page_entry
+from scrapy_rep.core.explain import page_entry
+from scrapy_rep.core.explain_text import format_page
 
 PAGE = (
     b"<html><head><meta name='robots' content='noarchive'>"

@@ -41,6 +41,30 @@ def test_explain_shows_each_label_with_the_lines_that_set_it() -> None:
     assert "  purpose: train-ai: not used (train-ai disallowed by robots.txt line 4" in text
 
 
+def test_explain_names_a_file_wide_statement() -> None:
+    # SPEC E1: a line above the first group speaks for the whole file, against the group's
+    # train-ai=y (line 5 now).
+    body = b"Content-Signal: ai-train=no\n\n" + ROBOTS
+    entry = explain(body, "https://site.example/page/x", "MyBot", ["train-ai"])
+    assert entry["usage"]["train-ai"] == {
+        "value": False,
+        "sources": ["robots.txt line 1 (file-wide): Content-Signal: ai-train=no"],
+    }
+    assert entry["usage"]["search"] == {
+        "value": True,
+        "sources": ["robots.txt line 5: Content-Usage: train-ai=y, search=y"],
+    }
+    assert entry["purpose"]["used"] is False
+    assert entry["purpose"]["reason"] == (
+        "train-ai disallowed by robots.txt line 1 (file-wide): Content-Signal: ai-train=no"
+    )
+    text = format_explanation(entry)
+    assert "train-ai: disallowed (robots.txt line 1 (file-wide): Content-Signal:" in text
+    # A URL the file disallows: still no preference, file-wide or not.
+    private = explain(body, "https://site.example/private/x", "MyBot", ["train-ai"])
+    assert private["usage"]["train-ai"] == {"value": None, "sources": []}
+
+
 def test_a_disallowed_url_carries_no_preference_and_is_not_used() -> None:
     entry = explain(ROBOTS, "https://site.example/private/x", "MyBot", ["search"])
     assert {label: found["value"] for label, found in entry["usage"].items()} == {
@@ -125,3 +149,32 @@ def test_command_online_with_page_headers_and_tdmrep(
     assert header["page"]["usage"]["search"]["value"] is True
     assert header["page"]["purpose"]["used"] is False
     assert site.count("/.well-known/tdmrep.json") == 1
+
+
+def test_command_online_shows_the_gates_and_the_page_levels_answers(
+    tmp_path: Path, http_server: ScriptedServer
+) -> None:
+    # tdmrep.json reserves the page; the page's own meta tag says 0, which supersedes the file
+    # (TDMRep): the crawl's gate refuses it (it knows only the file), its page level, given the
+    # page, allows it. scrapy robots --page shows both, as the crawl would decide each.
+    site = http_server
+    site.robots("User-agent: *\nAllow: /\n")
+    site.route(
+        "/.well-known/tdmrep.json",
+        Reply.text(json.dumps([{"location": "/page/reserved/*", "tdm-reservation": 1}])),
+    )
+    page = b'<html><head><meta name="tdm-reservation" content="0"></head></html>'
+    site.route("/page/reserved/a", Reply(200, page, headers={"Content-Type": "text/html"}))
+    result = scrapy_robots(
+        "--page", "--json", "--purpose", "train-ai", site.url("/page/reserved/a"), cwd=tmp_path
+    )
+    assert result.returncode == 1, result.stderr
+    (entry,) = json.loads(result.stdout)
+    assert entry["usage"]["train-ai"]["value"] is False
+    assert entry["purpose"]["used"] is False
+    assert entry["page"]["usage"]["train-ai"] == {
+        "value": True,
+        "sources": ['<meta name="tdm-reservation" content="0">'],
+    }
+    assert entry["page"]["purpose"]["used"] is True
+    assert entry["documents"][0]["name"] == "tdmrep.json"

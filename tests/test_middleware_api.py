@@ -20,7 +20,7 @@ from twisted.internet.error import ConnectionRefusedError, DNSLookupError, Timeo
 from scrapy_rep import RobotsTxtMiddleware
 from scrapy_rep.core.policy import Fetch, Limits, record
 from scrapy_rep.core.seen import BoundedSet
-from scrapy_rep.crawl._cache import OriginCache, OriginState
+from scrapy_rep.crawl._cache import ROBOTS, OriginCache, OriginState
 from scrapy_rep.crawl._events import Events
 from scrapy_rep.crawl._fetch import describe_failure
 
@@ -129,7 +129,7 @@ def resolved_line(
     fetch: Fetch, body: bytes | None, caplog: pytest.LogCaptureFixture, **kwargs: bool
 ) -> str:
     limits = Limits()
-    cache = OriginCache(limits, 10, None)
+    cache = OriginCache(ROBOTS, limits, 10)
     entry = record(None, fetch, 1000.0, limits)
     state: OriginState = cache.install(ORIGIN, entry, cache.parse(entry, body, None), 1000.0)
     caplog.clear()

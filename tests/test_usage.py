@@ -189,10 +189,17 @@ def test_other_names_are_not_read(line: str) -> None:
     assert usage(f"User-agent: *\n{line}\n", "/x") == UNKNOWN
 
 
-def test_lines_before_the_first_group_are_ignored() -> None:
+def test_lines_before_the_first_group_are_file_wide() -> None:
+    # SPEC E1 (it reversed the earlier choice, which ignored them): more in
+    # test_usage_file_wide.py.
     body = "Content-Usage: train-ai=n\nContent-Signal: search=no\nUser-agent: *\nAllow: /\n"
-    assert usage(body, "/x") == UNKNOWN
-    assert usage(body + "Content-Usage: search=y\n", "/x") == {**UNKNOWN, "search": True}
+    assert usage(body, "/x") == {**UNKNOWN, "train-ai": False, "search": False}
+    # The group's own yes does not undo the file-wide no.
+    assert usage(body + "Content-Usage: search=y\n", "/x") == {
+        **UNKNOWN,
+        "train-ai": False,
+        "search": False,
+    }
 
 
 def test_usage_lines_never_change_crawling_or_groups() -> None:

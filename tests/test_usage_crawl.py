@@ -40,6 +40,27 @@ def test_robots_txt_preferences_drop_refused_requests_before_they_are_scheduled(
     assert usage[site.url("/page/a")] == {"train-ai": True, "ai-use": False, "search": True}
 
 
+def test_a_file_wide_signal_refuses_what_the_group_allows(http_server: ScriptedServer) -> None:
+    # SPEC E1: the line above the first group speaks for the whole file; the '*' group's own
+    # ai-train=yes does not undo it (E5), so the gate drops the request before scheduling.
+    site = http_server
+    site.robots(
+        "Content-Signal: ai-train=no\n\nUser-agent: *\nContent-Signal: ai-train=yes\nAllow: /\n"
+    )
+    result = run_crawl([site.url("/page/a")], TRAIN)
+    assert result.responses == []
+    assert site.count("/page/a") == 0  # the server never saw it
+    assert site.url("/page/a") not in result.reached_downloader
+    assert result.stat("robotstxt/usage_forbidden") == 1
+    assert result.stat("robotstxt/usage_forbidden/train-ai") == 1
+    assert result.stat("robotstxt/forbidden") == 0  # not a Disallow
+    assert "robots.txt line 1 (file-wide): Content-Signal: ai-train=no" in result.log
+    # The same file for a search purpose: nothing refuses it, so it is fetched.
+    searched = run_crawl([site.url("/page/a")], {**ADDON, "REP_USAGE_PURPOSES": ["search"]})
+    assert searched.responses == [site.url("/page/a")]
+    assert site.count("/page/a") == 1
+
+
 def test_without_a_purpose_nothing_is_dropped_and_responses_carry_their_preferences(
     http_server: ScriptedServer,
 ) -> None:

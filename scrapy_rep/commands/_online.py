@@ -10,7 +10,7 @@ is fetched too and its page rules reported (SPEC D).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -18,10 +18,15 @@ from scrapy import Request, Spider, signals
 from scrapy.exceptions import DontCloseSpider
 from twisted.internet.defer import DeferredList, maybeDeferred
 
-from scrapy_rep.core.explain import describe_error, explain_report, page_entry, with_usage
+from scrapy_rep.core.explain import (
+    describe_error,
+    document_entry,
+    explain_report,
+    page_entry,
+    with_usage,
+)
 from scrapy_rep.core.purpose import NO_PURPOSE, Purpose
-from scrapy_rep.core.tdmrep import TdmFile, rule_prefs
-from scrapy_rep.core.usage import NO_PREFERENCE, UsagePrefs, combine
+from scrapy_rep.core.sources import Statement, UsageDocument
 from scrapy_rep.crawl import _compat
 from scrapy_rep.crawl._running import running_middleware
 from scrapy_rep.crawl.addon import BUILTIN_MIDDLEWARE, MIDDLEWARE, MIDDLEWARE_ORDER, component_path
@@ -33,7 +38,10 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
     from twisted.python.failure import Failure
 
-__all__ = ["enable_middleware", "explain_online"]
+__all__ = ["build_entry", "enable_middleware", "explain_online"]
+
+#: A usage document resolved for a URL's origin, with its state (``OriginState``).
+Documents = Sequence[tuple[UsageDocument, Any]]
 
 
 def enable_middleware(settings: BaseSettings) -> None:
@@ -85,38 +93,80 @@ def explain_online(
     """
     results: dict[str, Any] = {}
     page_results: dict[str, dict[str, Any]] = {}
-    tdm: dict[str, UsagePrefs] = {}
+    documents: dict[str, Documents] = {}
     process.crawl(
         _ExplainSpider,
         urls=urls,
         results=results,
         pages=page_results if pages else None,
         tokens=tokens,
-        tdm=tdm if purpose.needs_tdm else None,
+        documents=documents,
+        labels=purpose.labels,
     )
     process.start()
     entries = []
     for url in urls:
         outcome = results.get(url)
         if outcome is None:
-            entries.append(describe_error(url, tokens, "the crawl did not start (see the log)"))
+            entry = describe_error(url, tokens, "the crawl did not start (see the log)")
         elif isinstance(outcome, BaseException):
-            entries.append(describe_error(url, tokens, f"{type(outcome).__name__}: {outcome}"))
+            entry = describe_error(url, tokens, f"{type(outcome).__name__}: {outcome}")
         else:
-            entries.append(
-                explain_report(outcome, url, tokens, purpose, tdm.get(url, NO_PREFERENCE))
-            )
-        if pages:
-            page = page_results.get(url, {"url": url, "error": "not fetched (see the log)"})
-            own = page.pop("own_usage", None)
-            if own is not None:
-                # The page's statements, combined with robots.txt's and tdmrep.json's.
-                robots = getattr(outcome, "robots", None)
-                known = robots.usage(url, tokens) if robots is not None else NO_PREFERENCE
-                with_usage(page, known, purpose, combine(tdm.get(url, NO_PREFERENCE), own))
-                page.pop("allowed")
-            entries[-1]["page"] = page
+            page = None
+            if pages:
+                page = page_results.get(url, {"url": url, "error": "not fetched (see the log)"})
+            entry = build_entry(outcome, url, tokens, purpose, documents.get(url, ()), page)
+        entries.append(entry)
     return entries
+
+
+def build_entry(
+    report: Any,
+    url: str,
+    tokens: Sequence[str],
+    purpose: Purpose,
+    documents: Documents = (),
+    page: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """One URL's explanation, its usage computed as the crawl computes it (SPEC G1): from
+    robots.txt (``report``, the middleware's ``OriginReport``) and the usage ``documents``
+    resolved for its origin, what the gate decides; and for a fetched ``page`` (whose
+    ``statements`` are its own, ``response_statements``), what the page level decides."""
+    known = _statements(documents, url)
+    entry = explain_report(report, url, tokens, purpose, known)
+    if documents:
+        entry["documents"] = [
+            document_entry(
+                document.name,
+                state.report(),
+                document.summary(state.document) if state.document is not None else None,
+            )
+            for document, state in documents
+        ]
+    if page is not None:
+        page = dict(page)
+        own = page.pop("statements", None)
+        if own is not None:
+            robots = getattr(report, "robots", None)
+            found = [*known, *own]
+            if robots is not None:
+                found.insert(0, Statement(robots.usage(url, list(tokens))))
+            # The page was fetched because robots.txt allows it.
+            page["allowed"] = True
+            with_usage(page, found, purpose)
+            page.pop("allowed")
+        entry["page"] = page
+    return entry
+
+
+def _statements(documents: Documents, url: str) -> list[Statement]:
+    found = []
+    for document, state in documents:
+        if state.serving.kind == "rules" and state.document is not None:
+            statement = document.statement(state.document, url)
+            if statement is not None:
+                found.append(statement)
+    return found
 
 
 class _ExplainSpider(Spider):
@@ -128,7 +178,8 @@ class _ExplainSpider(Spider):
         results: dict[str, Any],
         pages: dict[str, dict[str, Any]] | None = None,
         tokens: list[str] | None = None,
-        tdm: dict[str, UsagePrefs] | None = None,
+        documents: dict[str, Documents] | None = None,
+        labels: Sequence[str] = (),
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -136,7 +187,8 @@ class _ExplainSpider(Spider):
         self.results = results
         self.pages = pages
         self.tokens = tokens or []
-        self.tdm = tdm
+        self.documents = documents if documents is not None else {}
+        self.labels = labels
         self._resolved = False
 
     @classmethod
@@ -179,14 +231,12 @@ class _ExplainSpider(Spider):
                 engine.crawl(request)
 
     def _page(self, response: Response, url: str) -> None:
-        from scrapy_rep.crawl.page_middleware import response_rules, response_usage
+        from scrapy_rep.crawl.page_middleware import response_rules, response_statements
 
         assert self.pages is not None
         rules = response_rules(response, self.tokens, datetime.now(timezone.utc))
         self.pages[url] = page_entry(response.url, response.status, rules)
-        self.pages[url]["own_usage"] = response_usage(response, rules, self.tokens)
-        # with_usage reads "allowed": the page was fetched because robots.txt allows it.
-        self.pages[url]["allowed"] = True
+        self.pages[url]["statements"] = response_statements(response, rules, self.tokens)
 
     def _page_failed(self, failure: Failure) -> None:
         assert self.pages is not None
@@ -211,19 +261,16 @@ class _ExplainSpider(Spider):
         pending = [
             maybeDeferred(middleware.resolve, url).addBoth(self._store, url) for url in self.urls
         ]
-        if self.tdm is not None:
-            pending += [
-                middleware.tdm_file(url).addCallback(self._store_tdm, url) for url in self.urls
-            ]
+        pending += [
+            middleware.documents(url, self.labels).addCallback(self._store_documents, url)
+            for url in self.urls
+        ]
         DeferredList(pending).addBoth(lambda _: self._fetch_pages()).addBoth(
             lambda _: self._finish()
         )
 
-    def _store_tdm(self, found: TdmFile, url: str) -> None:
-        assert self.tdm is not None
-        rule = found.reservation(url)
-        if rule is not None:
-            self.tdm[url] = rule_prefs(rule)
+    def _store_documents(self, found: Documents, url: str) -> None:
+        self.documents[url] = found
 
     def _store(self, result: Any, url: str) -> None:
         self.results[url] = getattr(result, "value", result)  # a Failure's exception

@@ -30,12 +30,13 @@ from scrapy.settings import SETTINGS_PRIORITIES
 
 from scrapy_rep.__main__ import parse_tokens
 from scrapy_rep.commands._online import enable_middleware, explain_online
-from scrapy_rep.core.explain import explain_rules, format_explanation, line_texts
+from scrapy_rep.core.explain import explain_rules, line_texts
+from scrapy_rep.core.explain_text import format_explanation
 from scrapy_rep.core.origin import ROBOTS_SCHEMES
 from scrapy_rep.core.purpose import Purpose
 from scrapy_rep.core.robots_file import RobotsTxt
-from scrapy_rep.crawl._checks import settings_tokens
 from scrapy_rep.crawl._settings import purpose as purpose_setting
+from scrapy_rep.crawl._tokens import settings_tokens
 
 if TYPE_CHECKING:
     import argparse

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import binascii
 import re
+from collections.abc import Callable
 from decimal import Decimal
 
 __all__ = ["Date", "DisplayString", "Member", "Token", "parse_dictionary", "parse_list"]
@@ -193,46 +194,39 @@ def parse_dictionary(text: str) -> dict[str, Member] | None:
     character outside ASCII fails (§4.2 step 1). Members keep their first position and their
     last value (§4.2.2: a later duplicate key overwrites).
     """
-    if not text.isascii():
-        return None
-    reader = _Reader(text)
     members: dict[str, Member] = {}
-    try:
-        # §4.2: leading and trailing SP are discarded; anything else left over fails.
-        reader.skip(_SP)
-        while reader.pos < len(text):
-            name = reader.key()
-            if reader.peek() == "=":
-                reader.pos += 1
-                members[name] = reader.member()
-            else:
-                # A bare key is Boolean true, with Parameters.
-                members[name] = (True, reader.parameters())
-            reader.skip(_OWS)
-            if reader.pos == len(text):
-                break
-            if reader.peek() != ",":
-                raise _Fail
+
+    def member(reader: _Reader) -> None:
+        name = reader.key()
+        if reader.peek() == "=":
             reader.pos += 1
-            reader.skip(_OWS)
-            if reader.pos == len(text):
-                raise _Fail  # a trailing comma
-    except _Fail:
-        return None
-    return members
+            members[name] = reader.member()
+        else:
+            # A bare key is Boolean true, with Parameters.
+            members[name] = (True, reader.parameters())
+
+    return members if _read_members(text, member) else None
 
 
 def parse_list(text: str) -> list[Member] | None:
     """``text`` parsed as an RFC 9651 List (§4.2, §4.2.1), or None when that fails; the same
     input rules as ``parse_dictionary``."""
-    if not text.isascii():
-        return None
-    reader = _Reader(text)
     members: list[Member] = []
+    return members if _read_members(text, lambda reader: members.append(reader.member())) else None
+
+
+def _read_members(text: str, read: Callable[[_Reader], None]) -> bool:
+    """Read the comma-separated members of a List or Dictionary, each with ``read`` (which
+    keeps it: a Dictionary keeps one value per key, however often a hostile field repeats it);
+    False when the field does not parse."""
+    if not text.isascii():
+        return False
+    reader = _Reader(text)
     try:
+        # §4.2: leading and trailing SP are discarded; anything else left over fails.
         reader.skip(_SP)
         while reader.pos < len(text):
-            members.append(reader.member())
+            read(reader)
             reader.skip(_OWS)
             if reader.pos == len(text):
                 break
@@ -243,5 +237,5 @@ def parse_list(text: str) -> list[Member] | None:
             if reader.pos == len(text):
                 raise _Fail  # a trailing comma
     except _Fail:
-        return None
-    return members
+        return False
+    return True

@@ -1,5 +1,6 @@
 """The usage preferences of one selected group (SPEC E2): its Content-Usage rules, matched to
-a path by the Allow/Disallow matcher (``RuleSet``), and its Content-Signal lines."""
+a path by the Allow/Disallow matcher (``RuleSet``), and its Content-Signal lines; and the
+file-wide statements of the lines before the first group (SPEC E1), read the same way."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import re
 from scrapy_rep.core.matcher import RuleSet, matches, normalise_pattern, rank_line
 from scrapy_rep.core.parser import Key
 from scrapy_rep.core.usage import (
+    NO_PREFERENCE,
     UsagePrefs,
     UsageSource,
     combine,
@@ -24,14 +26,14 @@ UsageLine = tuple[int, Key, str]
 _PATH = re.compile(r"(/[^ \t]*)[ \t]*")
 
 
-def _statement(line: int, key: Key, value: str) -> tuple[str | None, UsagePrefs]:
+def _statement(line: int, key: Key, value: str, where: str | None) -> tuple[str | None, UsagePrefs]:
     """A line's path (normalised, SPEC A5) or None, and what its statement says."""
     shown = value.encode("latin-1").decode("utf-8", "replace")
     if key is Key.CONTENT_SIGNAL:
-        # SPEC E4: Content-Signal has no path: it speaks for the whole group.
-        source = UsageSource("Content-Signal", shown, line)
+        # SPEC E4: Content-Signal has no path: it speaks for the whole group (or file).
+        source = UsageSource("Content-Signal", shown, line, where)
         return None, parse_content_signal(value.encode("latin-1"), source)
-    source = UsageSource("Content-Usage", shown, line)
+    source = UsageSource("Content-Usage", shown, line, where)
     path = _PATH.match(value)
     if path is None:
         return None, parse_content_usage(value.encode("latin-1"), source)
@@ -40,7 +42,12 @@ def _statement(line: int, key: Key, value: str) -> tuple[str | None, UsagePrefs]
 
 
 class GroupUsage:
-    """The usage lines of the selected group(s), compiled once; ``prefs`` answers per path."""
+    """The usage lines of the selected group(s), compiled once; ``prefs`` answers per path.
+
+    Also the file-wide lines (SPEC E1), with ``where`` = ``FILE_WIDE``: their paths select
+    exactly as a group's do. ``everywhere``: a statement that applies on every path besides
+    the lines' own (a file-wide one that has no path).
+    """
 
     __slots__ = (
         "_fallback",
@@ -51,13 +58,18 @@ class GroupUsage:
         "_ties",
     )
 
-    def __init__(self, lines: list[UsageLine]) -> None:
+    def __init__(
+        self,
+        lines: list[UsageLine],
+        where: str | None = None,
+        everywhere: UsagePrefs = NO_PREFERENCE,
+    ) -> None:
         path_less: list[UsagePrefs] = []
         signals: list[UsagePrefs] = []
         by_pattern: dict[str, list[UsagePrefs]] = {}
         first_line: dict[str, int] = {}
         for line, key, value in lines:
-            pattern, prefs = _statement(line, key, value)
+            pattern, prefs = _statement(line, key, value, where)
             if key is Key.CONTENT_SIGNAL:
                 signals.append(prefs)
             elif pattern is None:
@@ -66,8 +78,8 @@ class GroupUsage:
                 by_pattern.setdefault(pattern, []).append(prefs)
                 first_line.setdefault(pattern, line)
         # SPEC E5: Content-Signal lines are statements of their own, combined with whatever
-        # Content-Usage statement the path selects.
-        self._signals = combine(*signals)
+        # Content-Usage statement the path selects; so is ``everywhere`` (SPEC E1).
+        self._signals = combine(everywhere, *signals)
         # SPEC E2 (attach-05 §3.1): rules with identical paths all apply, combined.
         self._statements = {pattern: combine(*found) for pattern, found in by_pattern.items()}
         # SPEC E2: a path-less rule is a zero-length path, below every path rule.
@@ -88,6 +100,11 @@ class GroupUsage:
             if len(found) > 1 and any("*" in pattern for pattern in found)
         }
 
+    @property
+    def constant(self) -> UsagePrefs | None:
+        """The preferences for every path when no line has a path; None when paths differ."""
+        return self._fallback if self._ruleset.empty else None
+
     def prefs(self, path: str) -> UsagePrefs:
         """The preferences for ``path`` (SPEC A4), a path the group lets be crawled."""
         if self._ruleset.empty:
@@ -104,3 +121,34 @@ class GroupUsage:
             if pattern != best and matches(pattern, path):
                 chosen.append(self._statements[pattern])
         return combine(*chosen, self._signals)
+
+
+class FileWideUsage:
+    """A group's usage combined with file-wide statements that have paths (SPEC E1)."""
+
+    __slots__ = ("_file", "_group")
+
+    def __init__(self, file: GroupUsage, group: GroupUsage) -> None:
+        self._file = file
+        self._group = group
+
+    def prefs(self, path: str) -> UsagePrefs:
+        """The preferences for ``path``, a path the file lets this crawler fetch."""
+        # SPEC E1, E5: most restrictive, so a group's yes never undoes a file-wide no; the
+        # file-wide lines first, as raw signals are kept in file order (SPEC E4).
+        return combine(self._file.prefs(path), self._group.prefs(path))
+
+
+def selected_usage(
+    lines: list[UsageLine], file_wide: GroupUsage | None
+) -> GroupUsage | FileWideUsage:
+    """The selected group's usage ``lines`` compiled, with the file's file-wide lines, if any,
+    compiled (SPEC E1)."""
+    if file_wide is None:
+        return GroupUsage(lines)
+    everywhere = file_wide.constant
+    if everywhere is not None:
+        # The same on every path (Content-Signal, path-less Content-Usage): folded into the
+        # group's statements once, so answering costs what it costs without it.
+        return GroupUsage(lines, everywhere=everywhere)
+    return FileWideUsage(file_wide, GroupUsage(lines))

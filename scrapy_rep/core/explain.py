@@ -1,8 +1,11 @@
-"""Why a URL is allowed or not, as text for people and JSON for tools. Pure (no Scrapy).
+"""Why a URL is allowed or not, and what it may be used for: explanations as JSON-able dicts
+for tools (``scrapy robots --json``). Pure (no Scrapy). ``explain_text`` formats them for
+people.
 
-Public (``scrapy_rep.explain`` and friends): ``explain``, ``format_explanation``,
-``format_rule``, ``describe_origin``. The rest is shared by ``scrapy robots``,
-``python -m scrapy_rep``, the demo spider's report and the crawl's log lines (``duration``).
+Public: ``scrapy_rep.explain``. The rest is shared by ``scrapy robots``,
+``python -m scrapy_rep`` and the demo spider's report. An explanation's usage preferences are
+computed by the crawl's own combining function (``sources.usage_of``) from the same statements
+the crawl sees, so it always says what the crawl does.
 
 An explanation is a JSON-able dict, what ``scrapy robots --json`` prints for one URL. Keys:
 ``url``, ``allowed``, ``decided_by`` (``"rules"``, or ``"outcome"``
@@ -21,37 +24,35 @@ redirects), ``"status"``, ``"noindex"``, ``"nofollow"``, ``"unavailable_after"``
 (ISO 8601 or None), ``"directives"`` (per agent, ``"*"`` for all crawlers)``}``
 or ``{"url", "error"}`` when the page could not be fetched (SPEC D).
 ``usage``: per label of the vocabulary, ``{"value": true | false | null, "sources": [...]}``
-(the robots.txt lines, headers or tdmrep.json rule that set it, as text; SPEC E to G); a page
-fetched with ``--page`` has its own ``usage`` too, from its headers combined with robots.txt's.
-``purpose`` (when one is declared): ``{"labels", "strict", "used", "reason"}`` — whether a
-crawl declaring it would use the URL's content, and why not.
+(the robots.txt lines, headers or document rules that set it, as text; SPEC E to G): what the
+sources known before fetching say, the crawl's gate's answer. A page fetched with ``--page``
+has its own ``usage`` too: those with the page's own statements, the crawl's page level's
+answer. ``purpose`` (when one is declared): ``{"labels", "strict", "used", "reason"}`` —
+whether a crawl declaring it would use the URL's content, and why not. ``documents`` (when a
+purpose needs usage documents such as tdmrep.json): per document ``{"name", "outcome",
+"status", "error", "summary"}``.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 from scrapy_rep.core.pagerules import PageRules
 from scrapy_rep.core.parser import prepare_body
 from scrapy_rep.core.purpose import Purpose, describe_source
 from scrapy_rep.core.robots_file import Decision, RobotsTxt
-from scrapy_rep.core.usage import NO_PREFERENCE, UsagePrefs, combine
+from scrapy_rep.core.sources import Statement, usage_of
+from scrapy_rep.core.usage import UsagePrefs
 
 __all__ = [
     "describe",
     "describe_error",
-    "describe_origin",
-    "duration",
+    "document_entry",
     "explain",
     "explain_report",
     "explain_rules",
-    "format_explanation",
-    "format_page",
-    "format_rule",
-    "format_source",
     "line_texts",
     "origin_source",
     "page_entry",
@@ -68,6 +69,7 @@ def explain(
     url: str,
     tokens: str | Sequence[str] = (),
     purpose: Sequence[str] | Purpose = (),
+    statements: Sequence[Statement] = (),
 ) -> dict[str, Any]:
     """Why ``url`` is allowed or not for ``tokens``, as ``scrapy robots --json`` says it.
 
@@ -79,6 +81,8 @@ def explain(
 
     ``purpose``: the labels a crawl declares (``["train-ai"]``, or a ``Purpose``); the
     explanation then says whether such a crawl would use the URL's content.
+    ``statements``: what other sources state of the URL (``sources.Statement``: a usage
+    document's, a page's), combined with robots.txt's as the crawl combines them.
 
     The result is a JSON-able dict: ``url``, ``allowed``, ``decided_by`` ("rules"
     or "outcome"), ``rule`` (``allow``, ``pattern``, ``line``, ``text``; or None),
@@ -91,71 +95,15 @@ def explain(
     if isinstance(robots, (bytes, str)):
         parsed = RobotsTxt.parse(robots)
         lines = line_texts(robots)
-        return explain_rules(parsed, url, wanted, _GIVEN, lines, purpose=declared)
+        return explain_rules(parsed, url, wanted, _GIVEN, lines, declared, statements)
     if isinstance(robots, RobotsTxt):
-        return explain_rules(robots, url, wanted, _GIVEN, purpose=declared)
+        return explain_rules(robots, url, wanted, _GIVEN, (), declared, statements)
     if hasattr(robots, "outcome"):
-        return explain_report(robots, url, wanted, declared)
+        return explain_report(robots, url, wanted, declared, statements)
     raise TypeError(
         "explain() takes a robots.txt body (bytes or str), a RobotsTxt or an OriginReport, "
         f"not {type(robots).__name__}"
     )
-
-
-def format_explanation(entries: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> str:
-    """The text ``scrapy robots`` prints for one explanation or a list of them, one block per
-    URL."""
-    if isinstance(entries, Mapping):
-        entries = [entries]
-    blocks = []
-    for entry in entries:
-        verdict = "ALLOWED" if entry["allowed"] else "DISALLOWED"
-        lines = [f"{verdict}  {entry['url']}"]
-        if entry.get("decided_by", "rules") == "rules":
-            lines.append(f"  rule:   {format_rule(entry.get('rule'))}")
-            lines.append(f"  group:  {entry['reason']}")
-        else:
-            lines.append(f"  why:    {entry['reason']}")
-        lines.append(f"  tokens: {', '.join(entry['tokens']) or '(none: only * applies)'}")
-        lines.append(f"  source: {format_source(entry['source'])}")
-        if _stated(entry):
-            lines.append(f"  usage:  {format_usage(entry['usage'])}")
-        if entry.get("purpose") is not None:
-            lines.append(f"  purpose: {format_purpose(entry['purpose'])}")
-        page = entry.get("page")
-        if page is not None:
-            lines.append(f"  page:   {format_page(page, entry['url'])}")
-            if _stated(page):
-                lines.append(f"    usage:   {format_usage(page['usage'])}")
-            if page.get("purpose") is not None:
-                lines.append(f"    purpose: {format_purpose(page['purpose'])}")
-        blocks.append("\n".join(lines))
-    return "\n\n".join(blocks)
-
-
-def format_rule(rule: Mapping[str, Any] | None) -> str:
-    """``line 7: Disallow: /private/`` (the line as written when known).
-
-    An index.html allow that decided through the ``/dir/$`` rule Google derives
-    from it says so: ``line 4: Allow: /d/index.html, which Google also reads as
-    Allow: /d/$``.
-    """
-    if rule is None:
-        return "no rule matched"
-    kind = "Allow" if rule["allow"] else "Disallow"
-    text = rule.get("text")
-    if not text:
-        return f"line {rule['line']}: {kind}: {rule['pattern']}"
-    pattern = str(rule.get("pattern") or "")
-    if pattern.endswith("/$") and "/index.htm" in text:
-        # SPEC A6: the rule that decided is the one Google derives from it.
-        return f"line {rule['line']}: {text}, which Google also reads as {kind}: {pattern}"
-    return f"line {rule['line']}: {text}"
-
-
-def describe_origin(report: Any) -> str:
-    """One line on an origin's robots.txt from its ``OriginReport``: outcome, status, lifetime."""
-    return format_source(origin_source(report))
 
 
 # -- the parts ---------------------------------------------------------------
@@ -173,13 +121,6 @@ _REPORT_FIELDS = (
     "stale",
     "crawl_delay",
 )
-# How each OriginReport outcome reads (SPEC B2).
-_OUTCOMES = {
-    "ok": "fetched",
-    "no_robots": "no robots.txt, everything allowed",
-    "unreachable": "unreachable, the whole origin is disallowed for now",
-    "allow_all": "unreachable for too long, everything allowed",
-}
 
 
 def line_texts(body: bytes | str) -> list[str]:
@@ -194,9 +135,11 @@ def explain_rules(
     source: Mapping[str, Any],
     lines: Sequence[str] = (),
     purpose: Purpose | None = None,
+    statements: Sequence[Statement] = (),
 ) -> dict[str, Any]:
     """Decide ``url`` for ``tokens`` with ``robots`` and describe the decision, with the
-    URL's usage preferences and what a crawl declaring ``purpose`` would do."""
+    URL's usage preferences (robots.txt's and ``statements``) and what a crawl declaring
+    ``purpose`` would do."""
     decision = robots.decide(url, list(tokens))
     group = decision.token
     if group is None and any(g.is_global for g in robots.groups):
@@ -204,7 +147,8 @@ def explain_rules(
     if not lines and decision.rule is not None:
         lines = _rule_lines(robots)
     entry = describe(url, decision, tokens, source, group, lines)
-    return with_usage(entry, robots.usage(url, list(tokens)), purpose)
+    found = [Statement(robots.usage(url, list(tokens))), *statements]
+    return with_usage(entry, found, purpose)
 
 
 def usage_entry(prefs: UsagePrefs) -> dict[str, Any]:
@@ -219,15 +163,12 @@ def usage_entry(prefs: UsagePrefs) -> dict[str, Any]:
 
 
 def with_usage(
-    entry: dict[str, Any],
-    prefs: UsagePrefs,
-    purpose: Purpose | None,
-    extra: UsagePrefs = NO_PREFERENCE,
+    entry: dict[str, Any], statements: Sequence[Statement], purpose: Purpose | None
 ) -> dict[str, Any]:
-    """``entry`` with its ``usage`` (``prefs`` combined with ``extra``: tdmrep.json, a
-    page's own statements) and, for a declared ``purpose``, its ``purpose``. A URL robots.txt
+    """``entry`` with its ``usage`` (``statements`` combined by ``sources.usage_of``, as the
+    crawl combines them) and, for a declared ``purpose``, its ``purpose``. A URL robots.txt
     disallows carries no preference (SPEC E2)."""
-    prefs = combine(prefs, extra) if entry["allowed"] else NO_PREFERENCE
+    prefs = usage_of(statements, fetchable=bool(entry["allowed"]))
     entry["usage"] = usage_entry(prefs)
     if purpose is not None and purpose.declared:
         refusal = purpose.refusal(prefs) if entry["allowed"] else None
@@ -289,102 +230,9 @@ def describe(
     }
 
 
-def format_source(source: Mapping[str, Any]) -> str:
-    """One line on where the robots.txt came from and what fetching it gave."""
-    if "file" in source:
-        return "stdin" if source["file"] == "-" else f"local file {source['file']}"
-    if source.get("given"):
-        return "given by the caller"
-    outcome = source.get("outcome")
-    parts = [f"{source.get('origin')}/robots.txt: {_OUTCOMES.get(str(outcome), outcome)}"]
-    if source.get("status") is not None:
-        parts.append(f"HTTP {source['status']}")
-    redirects = source.get("redirects") or []
-    if isinstance(redirects, list) and redirects:
-        many = len(redirects) != 1
-        parts.append(f"{len(redirects)} redirect{'s' if many else ''} (to {redirects[-1]})")
-    if source.get("truncated"):
-        parts.append("truncated at 500 KiB")
-    if source.get("stale"):
-        parts.append("stale copy in use (refresh failing)")
-    fetched, expires = source.get("fetched_at"), source.get("expires_at")
-    if isinstance(fetched, (int, float)) and isinstance(expires, (int, float)):
-        parts.append(f"lifetime {duration(expires - fetched)} (until {_timestamp(expires)})")
-    if source.get("crawl_delay") is not None:
-        parts.append(f"Crawl-delay {source['crawl_delay']:g}s")
-    if source.get("error"):
-        parts.append(f"error: {source['error']}")
-    return ", ".join(parts)
-
-
-def _stated(entry: Mapping[str, Any]) -> bool:
-    """Show an entry's usage line: something is stated, or a purpose asks about it."""
-    usage = entry.get("usage")
-    if usage is None:
-        return False
-    return entry.get("purpose") is not None or any(
-        found["value"] is not None for found in usage.values()
-    )
-
-
-def format_usage(usage: Mapping[str, Any]) -> str:
-    """``train-ai: disallowed (robots.txt line 4: …); ai-use: not stated; …``."""
-    words = {True: "allowed", False: "disallowed", None: "not stated"}
-    parts = []
-    for label, found in usage.items():
-        text = f"{label}: {words[found['value']]}"
-        if found["sources"]:
-            text += f" ({'; '.join(found['sources'])})"
-        parts.append(text)
-    return "; ".join(parts)
-
-
-def format_purpose(purpose: Mapping[str, Any]) -> str:
-    """``train-ai: used`` or ``train-ai: not used (train-ai disallowed by …)``."""
-    labels = ", ".join(purpose["labels"]) + (" (strict)" if purpose.get("strict") else "")
-    if purpose["used"]:
-        return f"{labels}: its content would be used"
-    return f"{labels}: not used ({purpose['reason'] or 'not fetched: robots.txt disallows it'})"
-
-
 def page_entry(url: str, status: int, rules: PageRules) -> dict[str, Any]:
     """The JSON-able ``page`` of an explanation: what a fetched page asks (SPEC D)."""
     return {"url": url, "status": status, **rules.to_dict()}
-
-
-def format_page(page: Mapping[str, Any], requested: str | None = None) -> str:
-    """``HTTP 200, nofollow (*: nofollow; otherbot: noindex)`` for a fetched page.
-
-    The page's URL is shown when it is not ``requested`` (a redirect was followed).
-    """
-    if page.get("error"):
-        return f"not fetched: {page['error']}"
-    verdicts = [name for name in ("noindex", "nofollow") if page.get(name)]
-    parts = [f"HTTP {page.get('status')}", " + ".join(verdicts) or "index, follow"]
-    if page.get("unavailable_after"):
-        parts.append(f"unavailable_after {page['unavailable_after']}")
-    directives = page.get("directives") or {}
-    found = "; ".join(f"{agent}: {', '.join(d)}" for agent, d in directives.items())
-    text = ", ".join(parts) + f" ({found or 'no robots meta tags or X-Robots-Tag'})"
-    return text if page.get("url") in (None, requested) else f"{text}, at {page['url']}"
-
-
-def duration(seconds: float) -> str:
-    """``20s``, ``1.5m``, ``23h``, ``1d`` (whole days only), ``never`` (infinite)."""
-    if math.isinf(seconds):
-        return "never"
-    seconds = max(0.0, seconds)
-    if seconds >= 86400 and seconds % 86400 == 0:
-        return f"{seconds / 86400:g}d"
-    if seconds >= 3600:
-        return f"{seconds / 3600:.3g}h"
-    if seconds >= 60:
-        return f"{seconds / 60:.3g}m"
-    return f"{seconds:.3g}s"
-
-
-def _timestamp(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def origin_source(report: Any) -> dict[str, Any]:
@@ -406,10 +254,10 @@ def explain_report(
     url: str,
     tokens: Sequence[str],
     purpose: Purpose | None = None,
-    extra: UsagePrefs = NO_PREFERENCE,
+    statements: Sequence[Statement] = (),
 ) -> dict[str, Any]:
     """Explain ``url`` with the robots.txt outcome the middleware resolved for its origin
-    (``extra``: other usage statements for it, as ``with_usage`` takes them)."""
+    (``statements``: what other sources state of it, as ``with_usage`` takes them)."""
     source = origin_source(report)
     robots = getattr(report, "robots", None)
     outcome = source["outcome"]
@@ -422,8 +270,7 @@ def explain_report(
             "(a crawl holds its requests until robots.txt can be fetched)",
         )
     elif robots is not None:
-        entry = explain_rules(robots, url, tokens, source)
-        return with_usage(entry, robots.usage(url, list(tokens)), purpose, extra)
+        return explain_rules(robots, url, tokens, source, (), purpose, statements)
     elif outcome == "allow_all":
         decision = Decision(
             True,
@@ -435,7 +282,19 @@ def explain_report(
     else:
         decision = Decision(True, None, None, "no robots.txt: everything allowed")
     entry = describe(url, decision, tokens, source, None, by_rules=False)
-    return with_usage(entry, NO_PREFERENCE, purpose, extra)
+    return with_usage(entry, statements, purpose)
+
+
+def document_entry(name: str, report: Any, summary: str | None) -> dict[str, Any]:
+    """The JSON-able entry of a usage document an explanation used (``documents``): its
+    ``OriginReport``'s outcome, and ``summary`` of what was read (None when nothing was)."""
+    return {
+        "name": name,
+        "outcome": report.outcome,
+        "status": report.status,
+        "error": None if report.error is None else str(report.error),
+        "summary": summary,
+    }
 
 
 def describe_error(url: str, tokens: Sequence[str], error: str) -> dict[str, Any]:

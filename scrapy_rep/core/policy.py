@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from scrapy_rep.core.settings import default
+
 __all__ = [
     "FORMAT_VERSION",
     "MAX_REDIRECTS",
@@ -52,18 +54,19 @@ ServingKind = Literal["rules", "allow", "hold"]
 
 @dataclass(frozen=True)
 class Limits:
-    """The knobs of the decisions below (the REP_* settings), in seconds."""
+    """The knobs of the decisions below (the REP_* settings, defaults from ``core.settings``),
+    in seconds."""
 
-    cache_lifetime: float = 86400.0
-    cache_min_lifetime: float = 60.0
-    cache_max_lifetime: float = 7 * 86400.0
-    stale_max_age: float = 30 * 86400.0
-    unreachable_allow_after: float = 30 * 86400.0
-    retry_delay: float = 30.0
-    retry_fast_delay: float = 5.0
-    retry_max_delay: float = 600.0
+    cache_lifetime: float = default("REP_CACHE_LIFETIME")
+    cache_min_lifetime: float = default("REP_CACHE_MIN_LIFETIME")
+    cache_max_lifetime: float = default("REP_CACHE_MAX_LIFETIME")
+    stale_max_age: float = default("REP_STALE_MAX_AGE")
+    unreachable_allow_after: float = default("REP_UNREACHABLE_ALLOW_AFTER")
+    retry_delay: float = default("REP_RETRY_DELAY")
+    retry_fast_delay: float = default("REP_RETRY_FAST_DELAY")
+    retry_max_delay: float = default("REP_RETRY_MAX_DELAY")
     #: Server errors in a row after which an idle crawl stops waiting (0: never).
-    give_up_after: int = 3
+    give_up_after: int = default("REP_GIVE_UP_AFTER")
 
 
 def classify(status: int) -> Status:

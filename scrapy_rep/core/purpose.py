@@ -9,23 +9,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from scrapy_rep.core.tdmrep import TDM_LABELS
-from scrapy_rep.core.usage import LABELS, VOCAB, UsagePrefs, UsageSource
+from scrapy_rep.core.usage import FILE_WIDE, LABELS, VOCAB, UsagePrefs, UsageSource
 
 __all__ = ["NO_PURPOSE", "Purpose", "Refusal", "describe_source"]
 
 
 def describe_source(source: UsageSource) -> str:
     """Where a statement comes from, as a log line or ``scrapy robots`` says it."""
-    if source.field == "tdmrep.json":
-        return f"tdmrep.json rule {source.line}: {source.value}"
+    if source.where not in (None, FILE_WIDE):
+        # A usage document's rule (tdmrep.json, a REP_USAGE_SOURCES entry): ``where`` names it.
+        rule = f" rule {source.line}" if source.line is not None else ""
+        return f"{source.where}{rule}: {source.value}"
     if source.field.startswith("meta "):
         return f'<meta name="{source.field[5:]}" content="{source.value}">'
     if source.field == "robots directive":
         return f"robots meta tag or X-Robots-Tag ({source.value})"
     if source.line is None:
         return f"header {source.field}: {source.value}"
-    return f"robots.txt line {source.line}: {source.field}: {source.value}"
+    # SPEC E1: a line before the first group speaks for the whole file; say so.
+    scope = f" ({source.where})" if source.where == FILE_WIDE else ""
+    return f"robots.txt line {source.line}{scope}: {source.field}: {source.value}"
 
 
 @dataclass(frozen=True)
@@ -63,11 +66,6 @@ class Purpose:
     @property
     def declared(self) -> bool:
         return bool(self.labels)
-
-    @property
-    def needs_tdm(self) -> bool:
-        """Does a TDM reservation speak for one of the labels (SPEC F4)?"""
-        return any(label in TDM_LABELS for label in self.labels)
 
     def refusal(self, prefs: UsagePrefs) -> Refusal | None:
         """The first declared label ``prefs`` refuses, or None when all may be used."""

@@ -11,7 +11,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 
-from scrapy_rep.core._usage_rules import GroupUsage, UsageLine
+from scrapy_rep.core._usage_rules import (
+    FileWideUsage,
+    GroupUsage,
+    UsageLine,
+    selected_usage,
+)
 from scrapy_rep.core.matcher import (
     ALLOW_BIT,
     EMPTY_BASE,
@@ -23,7 +28,7 @@ from scrapy_rep.core.matcher import (
 )
 from scrapy_rep.core.parser import WHITESPACE, Key, Lines, parse_lines
 from scrapy_rep.core.tokens import extract_token, fold
-from scrapy_rep.core.usage import NO_PREFERENCE, UsagePrefs
+from scrapy_rep.core.usage import FILE_WIDE, NO_PREFERENCE, UsagePrefs
 
 __all__ = ["Decision", "Group", "RobotsTxt", "Rule"]
 
@@ -104,11 +109,13 @@ class RobotsTxt:
     ) -> None:
         self.groups = groups
         self.sitemaps = sitemaps
-        # SPEC E1: the Content-Usage and Content-Signal lines inside groups, in file order;
-        # compiled per selected group on the first usage() question about it (nothing is
-        # allocated for a file without them: most files).
+        # SPEC E1: the Content-Usage and Content-Signal lines, in file order (those before
+        # the first group first: file-wide); compiled per selected group on the first usage()
+        # question about it (nothing is allocated for a file without them: most files).
         self._usage_lines = usage_lines or _NO_USAGE_LINES
-        self._usage: dict[str | None, GroupUsage] | None = None
+        self._usage: dict[str | None, GroupUsage | FileWideUsage] | None = None
+        # The file-wide lines compiled, on the first usage() question; None: there are none.
+        self._file_wide: GroupUsage | None = None
         # Built on the first question: parsing stays cheap for files never asked.
         self._by_agent: dict[str, list[Group]] | None = None
         self._global: RuleSet | None = None
@@ -175,9 +182,9 @@ class RobotsTxt:
                     sitemaps.append(value.encode("latin-1").decode("utf-8", "replace"))
             elif key is _CONTENT_USAGE or key is _CONTENT_SIGNAL:
                 # SPEC E1: a rule of the group it sits in; before the first user-agent line
-                # it belongs to no group and is ignored, as Allow/Disallow are (SPEC A3).
-                if current is not None:
-                    usage_lines.append((line, key, value))
+                # (unlike Allow/Disallow, SPEC A3) a file-wide statement. usage() tells them
+                # apart by line number.
+                usage_lines.append((line, key, value))
             elif current is not None and current.crawl_delay is None:
                 if name.lower() == "crawl-delay":
                     current.crawl_delay = _parse_delay(value.encode("latin-1"))
@@ -254,7 +261,8 @@ class RobotsTxt:
         return Decision(rule is None or rule.allow, rule, token, reason)
 
     def usage(self, url: str, tokens: _Tokens) -> UsagePrefs:
-        """What the selected group says ``url``'s content may be used for (SPEC E2).
+        """What the selected group, and the file-wide lines before the first group, say
+        ``url``'s content may be used for (SPEC E1, E2).
 
         The group is the one ``allowed`` uses (SPEC A3, C2). A URL it disallows has no
         preference: every label is None. ``tokens`` as for ``allowed``.
@@ -265,10 +273,20 @@ class RobotsTxt:
         key = None if token is None else fold(token)
         if self._usage is None:
             self._usage = {}
+            # SPEC E1: the lines before the first user-agent line (every line in a file
+            # without one) speak for every URL the file lets be fetched.
+            stray = self._usage_lines
+            if self.groups:
+                stray = stray[: _bisect_left(stray, self.groups[0].line, key=_usage_line_of)]
+            if stray:
+                self._file_wide = GroupUsage(stray, FILE_WIDE)
         compiled = self._usage.get(key)
         if compiled is None:
             groups = [g for g in self.groups if g.is_global] if key is None else self._agents()[key]
-            compiled = GroupUsage(_group_usage_lines(self._usage_lines, groups))
+            # SPEC E1, E5: the file-wide statements combine with the group's, most
+            # restrictive first.
+            lines = _group_usage_lines(self._usage_lines, groups)
+            compiled = selected_usage(lines, self._file_wide)
             self._usage[key] = compiled
         return compiled.prefs(path_params_query(url))
 

@@ -9,9 +9,10 @@ were announced.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Hashable
 from typing import Generic, TypeVar
+
+from scrapy_rep.core.lru import LRU
 
 __all__ = ["SEEN_SIZE", "BoundedSet"]
 
@@ -25,23 +26,20 @@ K = TypeVar("K", bound=Hashable)
 class BoundedSet(Generic[K]):
     """``add`` says whether a member is new; the oldest are forgotten beyond ``size``."""
 
+    __slots__ = ("_seen",)
+
     def __init__(self, size: int = SEEN_SIZE) -> None:
-        self._size = size
-        self._seen: OrderedDict[K, None] = OrderedDict()
+        self._seen: LRU[K, bool] = LRU(size)
 
     def add(self, member: K) -> bool:
         """Remember ``member``; True if it was not remembered already."""
-        seen = self._seen
-        if member in seen:
-            seen.move_to_end(member)
+        if self._seen.get(member) is not None:
             return False
-        seen[member] = None
-        if len(seen) > self._size:
-            seen.popitem(last=False)
+        self._seen.put(member, True)
         return True
 
     def discard(self, member: K) -> None:
-        self._seen.pop(member, None)
+        self._seen.pop(member)
 
     def __len__(self) -> int:
         return len(self._seen)

@@ -70,6 +70,10 @@ class FetchStats:
         self.redirect_refused = f"{prefix}/redirect_refused"
         #: Bodies cut at 500 KiB downloaded or 512,000 bytes decoded.
         self.truncated = f"{prefix}/truncated"
+        #: Refetches of a document known before (its copy expired).
+        self.refresh = f"{prefix}/refresh"
+        #: Results read from the store (fetched by another process, or an earlier run).
+        self.store_hit = f"{prefix}/store_hit"
 
 
 #: robots.txt fetches: the first names are those Scrapy's own middleware uses.
@@ -100,10 +104,10 @@ RESCHEDULED = "robotstxt/rescheduled"
 UNREACHABLE = "robotstxt/unreachable"
 RECOVERED = "robotstxt/recovered"
 STALE_SERVED = "robotstxt/stale_served"
-REFRESH = "robotstxt/refresh"
+REFRESH = ROBOTSTXT_FETCH.refresh
 #: Origins given up when nothing else was left to crawl (REP_GIVE_UP_AFTER).
 GAVE_UP = "robotstxt/gave_up"
-STORE_HIT = "robotstxt/store_hit"
+STORE_HIT = ROBOTSTXT_FETCH.store_hit
 #: Store calls that failed: the robots.txt store, and Redis for held requests.
 STORE_ERROR = "robotstxt/store_error"
 

@@ -7,12 +7,15 @@ Pure: no Scrapy, no I/O. Three sources, each read here:
   not the longest as in robots.txt);
 - the ``tdm-reservation`` / ``tdm-policy`` HTTP response headers and HTML ``<meta>`` tags:
   ``reservation_value(text)``;
-- ``supersede(file, header, meta)``: TDMRep's own combination, where each later source
-  *supersedes* the earlier and an absent one changes nothing (unlike the AIPREF vocabulary's
-  most-restrictive rule, used between TDMRep and the other statements).
+- TDMRep's own combination, where each later source *supersedes* the earlier and an absent
+  one changes nothing (unlike the AIPREF vocabulary's most-restrictive rule, used between
+  TDMRep and the other statements): each of the three is a ``sources.Statement`` of the
+  family ``FAMILY``, ranked ``FILE`` < ``HEADER`` < ``META``, and ``sources.usage_of`` applies
+  the rule.
 
-``tdm_prefs`` states the outcome as usage preferences: a reservation (``1``) disallows
-``train-ai``, ``0`` allows it, anything else says nothing (SPEC F4: why ``train-ai`` only).
+``tdm_statement`` states a reservation as usage preferences: ``1`` disallows ``train-ai``,
+``0`` allows it, anything else says nothing (SPEC F4: why ``train-ai`` only). ``TDMREP`` is
+tdmrep.json as a ``sources.UsageDocument``: what a crawl needs to fetch and use it.
 """
 
 from __future__ import annotations
@@ -22,21 +25,34 @@ import re
 from dataclasses import dataclass
 
 from scrapy_rep.core.matcher import matches, path_params_query
-from scrapy_rep.core.usage import NO_PREFERENCE, UsagePrefs, UsageSource
+from scrapy_rep.core.sources import Statement
+from scrapy_rep.core.usage import UsagePrefs, UsageSource
 
 __all__ = [
+    "FAMILY",
+    "FILE",
+    "HEADER",
+    "META",
+    "TDMREP",
+    "TDMREP_NAME",
+    "TDMREP_PATH",
     "TDM_LABELS",
     "TdmFile",
+    "TdmRepDocument",
     "TdmRule",
     "reservation_value",
-    "rule_prefs",
     "rule_source",
-    "supersede",
-    "tdm_prefs",
+    "tdm_statement",
 ]
 
 #: The usage labels a TDM reservation speaks for (SPEC F4).
 TDM_LABELS: tuple[str, ...] = ("train-ai",)
+TDMREP_NAME = "tdmrep.json"
+TDMREP_PATH = "/.well-known/tdmrep.json"
+#: SPEC F3: TDMRep's sources supersede each other in this order (the family of their
+#: statements, and each one's rank in it).
+FAMILY = "tdmrep"
+FILE, HEADER, META = 0, 1, 2
 #: Rules read from one file at most: a hostile file cannot make every check long.
 MAX_RULES = 10_000
 
@@ -128,33 +144,46 @@ class TdmFile:
         return None
 
 
-def supersede(*values: int | None) -> int | None:
-    """TDMRep's processing priority: the last source that states a value wins; pass them
-    from the least to the most specific (file, header, HTML meta)."""
-    result = None
-    for value in values:
-        if value is not None:
-            result = value
-    return result
-
-
-def tdm_prefs(reservation: int | None, source: UsageSource) -> UsagePrefs:
-    """A TDM reservation as usage preferences (SPEC F4): 1 disallows ``train-ai``, 0 allows
-    it, None states nothing."""
+def tdm_statement(reservation: int | None, source: UsageSource, rank: int) -> Statement | None:
+    """A TDM reservation as a statement of TDMRep's family (SPEC F3, F4): 1 disallows
+    ``train-ai``, 0 allows it, None states nothing."""
     if reservation is None:
-        return NO_PREFERENCE
+        return None
     allowed = reservation == 0
-    return UsagePrefs(
+    prefs = UsagePrefs(
         {label: allowed for label in TDM_LABELS}, {label: (source,) for label in TDM_LABELS}
     )
+    return Statement(prefs, FAMILY, rank)
 
 
 def rule_source(rule: TdmRule) -> UsageSource:
     """A tdmrep.json rule as the source of a statement (explanations, log lines)."""
     value = f"location {rule.location}, tdm-reservation {rule.reservation}"
-    return UsageSource("tdmrep.json", value, rule.index)
+    return UsageSource(TDMREP_NAME, value, rule.index, where=TDMREP_NAME)
 
 
-def rule_prefs(rule: TdmRule) -> UsagePrefs:
-    """What a tdmrep.json rule states, with the rule as its source."""
-    return tdm_prefs(rule.reservation, rule_source(rule))
+class TdmRepDocument:
+    """``/.well-known/tdmrep.json`` as a per-origin usage document (``sources.UsageDocument``):
+    fetched only for a crawl declaring ``train-ai``; its first matching rule is a statement
+    that tdm-reservation headers and meta tags supersede (SPEC F2, F3)."""
+
+    name = TDMREP_NAME
+    path = TDMREP_PATH
+    stats_prefix = "tdmrep"
+    labels = TDM_LABELS
+
+    def parse(self, body: bytes) -> TdmFile:
+        return TdmFile.parse(body)
+
+    def statement(self, document: TdmFile, url: str) -> Statement | None:
+        rule = document.reservation(url)
+        if rule is None:
+            return None
+        return tdm_statement(rule.reservation, rule_source(rule), FILE)
+
+    def summary(self, document: TdmFile) -> str:
+        return f"{len(document.rules)} rule(s)" if document.rules else document.error or "no rules"
+
+
+#: The tdmrep.json document a crawl resolves (REP_USAGE_SOURCES' default).
+TDMREP = TdmRepDocument()

@@ -16,6 +16,7 @@ from typing import NamedTuple
 from scrapy_rep.core._sfv import Token, parse_dictionary
 
 __all__ = [
+    "FILE_WIDE",
     "LABELS",
     "NO_PREFERENCE",
     "SIGNAL_LABELS",
@@ -46,12 +47,21 @@ _OWS = " \t"
 _Value = bool | None
 
 
+#: ``UsageSource.where`` of a robots.txt line before the first group (SPEC E1).
+FILE_WIDE = "file-wide"
+
+
 class UsageSource(NamedTuple):
-    """Where a statement comes from: a robots.txt line or an HTTP response header."""
+    """Where a statement comes from: a robots.txt line, an HTTP response header, a usage
+    document's rule."""
 
     field: str  # "Content-Usage" or "Content-Signal"
     value: str  # as written (a robots.txt rule's path included)
-    line: int | None = None  # the robots.txt line; None for a header
+    line: int | None = None  # the robots.txt line (a document's rule); None for a header
+    #: Where it was read when not a group's line or a header: ``FILE_WIDE`` for a robots.txt
+    #: line before the first group (SPEC E1), or the name of the usage document
+    #: (``tdmrep.json``) whose rule ``line`` it is.
+    where: str | None = None
 
 
 class UsagePrefs(Mapping[str, _Value]):

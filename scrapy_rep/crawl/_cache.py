@@ -1,7 +1,9 @@
-"""The origins this process knows: parsed robots.txt with their serving decision, in an LRU.
+"""The origins this process knows, per document (robots.txt, tdmrep.json…): the parsed
+document with its serving decision, in an LRU.
 
-Also the two small caches of the hot path (request -> origin key) and what the middleware
-reports about an origin (``OriginReport``).
+Also what differs between the documents a crawl resolves (``DocumentKind``), the small cache
+of the hot path (request -> origin key) and what the middleware reports about an origin
+(``OriginReport``).
 """
 
 from __future__ import annotations
@@ -9,16 +11,64 @@ from __future__ import annotations
 import itertools
 import math
 import os
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 from urllib.parse import ParseResult, SplitResult
 
+from scrapy_rep.core.lru import LRU
 from scrapy_rep.core.origin import origin_from_parts
 from scrapy_rep.core.policy import Entry, Limits, Serving, serving
 from scrapy_rep.core.robots_file import RobotsTxt
+from scrapy_rep.core.sources import UsageDocument
+from scrapy_rep.core.stats import ROBOTSTXT_FETCH, FetchStats
 
-__all__ = ["RUN", "OriginCache", "OriginKeys", "OriginReport", "OriginState"]
+__all__ = [
+    "ROBOTS",
+    "RUN",
+    "DocumentKind",
+    "OriginCache",
+    "OriginKeys",
+    "OriginReport",
+    "OriginState",
+    "usage_kind",
+]
+
+D = TypeVar("D")
+
+
+@dataclass(frozen=True)
+class DocumentKind(Generic[D]):
+    """What differs between the per-origin documents a crawl resolves; the rest (store,
+    leases, lifetimes, backoff, single flight) is the same ``Resolver``."""
+
+    name: str
+    #: Where the document lives on an origin.
+    path: str
+    #: Before the origin in the document's store key (robots.txt's has none: its entries
+    #: predate the others).
+    key_prefix: str
+    stats: FetchStats
+    #: A 2xx body, read (never raises).
+    parse: Callable[[bytes], D]
+    #: SPEC B2: robots.txt that cannot be fetched holds the origin's requests; a usage
+    #: document that cannot be fetched states nothing (its waiters go on at once).
+    holds: bool
+
+
+#: robots.txt (SPEC B).
+ROBOTS: DocumentKind[RobotsTxt] = DocumentKind(
+    "robots.txt", "/robots.txt", "", ROBOTSTXT_FETCH, RobotsTxt.parse, holds=True
+)
+
+
+def usage_kind(document: UsageDocument) -> DocumentKind[object]:
+    """A usage document (tdmrep.json, a REP_USAGE_SOURCES entry) as a kind a crawl resolves."""
+    prefix = document.stats_prefix
+    return DocumentKind(
+        document.name, document.path, f"{prefix}:", FetchStats(prefix), document.parse, False
+    )
+
 
 #: This process's tag in state generations (see ``OriginState.generation``).
 RUN = int.from_bytes(os.urandom(4), "big") | 1
@@ -38,7 +88,8 @@ class OriginReport:
     error and no usable copy: the origin is disallowed for now) or "allow_all" (unreachable for
     longer than REP_UNREACHABLE_ALLOW_AFTER: everything allowed)."""
     robots: RobotsTxt | None
-    """The parsed rules when ``outcome`` is "ok", else None."""
+    """The parsed rules when ``outcome`` is "ok", else None (for another document, the
+    document read)."""
     status: int | None
     """HTTP status of the copy in use (of the last attempt when none is)."""
     redirects: list[str]
@@ -57,10 +108,11 @@ class OriginReport:
     """Crawl-delay for the crawler's tokens, when REP_CRAWL_DELAY is on."""
 
 
-class OriginState:
-    """An origin's entry as the hot path uses it: parsed, with its serving decision."""
+class OriginState(Generic[D]):
+    """An origin's entry as the hot path uses it: its document read, with its serving
+    decision."""
 
-    __slots__ = ("crawl_delay", "entry", "generation", "origin", "robots", "serving")
+    __slots__ = ("crawl_delay", "document", "entry", "generation", "origin", "serving")
 
     # Every installed state gets a new number: a request the gate allowed under the same state
     # needs no second match in process_request. The high bits name this process, so numbers
@@ -71,13 +123,13 @@ class OriginState:
         self,
         origin: str,
         entry: Entry,
-        robots: RobotsTxt | None,
+        document: D | None,
         serving_: Serving,
         crawl_delay: float | None,
     ) -> None:
         self.origin = origin
         self.entry = entry
-        self.robots = robots
+        self.document = document
         self.serving = serving_
         self.crawl_delay = crawl_delay
         self.generation = next(self._generations)
@@ -85,10 +137,11 @@ class OriginState:
     def report(self) -> OriginReport:
         entry, good = self.entry, self.entry.good
         shown = good if good is not None and self.serving.outcome in ("ok", "no_robots") else None
+        document = self.document if self.serving.kind == "rules" else None
         return OriginReport(
             origin=self.origin,
             outcome=self.serving.outcome,
-            robots=self.robots if self.serving.kind == "rules" else None,
+            robots=document if isinstance(document, RobotsTxt) else None,
             status=shown.status if shown is not None else entry.status,
             redirects=list(shown.redirects if shown is not None else entry.redirects),
             truncated=shown.truncated if shown is not None else entry.truncated,
@@ -100,74 +153,65 @@ class OriginState:
         )
 
 
-class OriginCache:
-    """Parsed robots.txt per origin, least recently used evicted past ``size`` (SPEC B3 cache)."""
+class OriginCache(Generic[D]):
+    """One kind of document per origin, least recently used evicted past ``size`` (SPEC B3
+    cache)."""
 
     def __init__(
         self,
+        kind: DocumentKind[D],
         limits: Limits,
         size: int,
-        crawl_delay: Callable[[RobotsTxt], float | None] | None,
+        crawl_delay: Callable[[D], float | None] | None = None,
     ) -> None:
+        self.kind = kind
         self._limits = limits
-        self._size = size
         self._crawl_delay = crawl_delay
-        self._states: OrderedDict[str, OriginState] = OrderedDict()
+        self._states: LRU[str, OriginState[D]] = LRU(size)
 
     def __len__(self) -> int:
         return len(self._states)
 
-    def peek(self, origin: str) -> OriginState | None:
+    def peek(self, origin: str) -> OriginState[D] | None:
         """The state without touching its LRU position."""
-        return self._states.get(origin)
+        return self._states.peek(origin)
 
-    def get(self, origin: str, now: float) -> OriginState | None:
+    def get(self, origin: str, now: float) -> OriginState[D] | None:
         """The state, most recently used now, its serving decision renewed when it lapsed."""
         state = self._states.get(origin)
         if state is None:
             return None
-        self._states.move_to_end(origin)
         if now >= state.serving.valid_until:
-            state = self.install(origin, state.entry, state.robots, now)
+            state = self.install(origin, state.entry, state.document, now)
         return state
 
-    def parse(
-        self, entry: Entry, body: bytes | None, previous: OriginState | None
-    ) -> RobotsTxt | None:
-        """The rules of ``entry``'s good copy; parsed again only when the copy changed."""
+    def parse(self, entry: Entry, body: bytes | None, previous: OriginState[D] | None) -> D | None:
+        """The document of ``entry``'s good copy; read again only when the copy changed."""
         good = entry.good
         if good is None or good.outcome != "ok":
             return None
         if (
             previous is not None
-            and previous.robots is not None
+            and previous.document is not None
             and previous.entry.good is not None
             and previous.entry.good.fetched_at == good.fetched_at
         ):
-            return previous.robots
-        return RobotsTxt.parse(body or b"")
+            return previous.document
+        return self.kind.parse(body or b"")
 
-    def reinstate(self, state: OriginState) -> None:
+    def reinstate(self, state: OriginState[D]) -> None:
         """Put an evicted ``state`` back as it was (same generation), most recently used."""
-        self._keep(state)
+        self._states.put(state.origin, state)
 
-    def install(
-        self, origin: str, entry: Entry, robots: RobotsTxt | None, now: float
-    ) -> OriginState:
+    def install(self, origin: str, entry: Entry, document: D | None, now: float) -> OriginState[D]:
         """Put the origin's state in (evicting the least recently used)."""
         decision = serving(entry, now, self._limits)
         delay = None
-        if self._crawl_delay is not None and robots is not None and decision.kind == "rules":
-            delay = self._crawl_delay(robots)
-        state = OriginState(origin, entry, robots, decision, delay)
-        self._keep(state)
+        if self._crawl_delay is not None and document is not None and decision.kind == "rules":
+            delay = self._crawl_delay(document)
+        state = OriginState(origin, entry, document, decision, delay)
+        self._states.put(origin, state)
         return state
-
-    def _keep(self, state: OriginState) -> None:
-        self._states[state.origin] = state
-        self._states.move_to_end(state.origin)
-        while len(self._states) > self._size:
-            self._states.popitem(last=False)
 
 
 class OriginKeys:

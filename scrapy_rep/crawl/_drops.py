@@ -22,7 +22,6 @@ delivers one for a download error (SPEC C3):
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -40,8 +39,6 @@ if TYPE_CHECKING:
     from scrapy_rep.crawl._events import Events
 
 __all__ = ["SUMMARY_ORIGINS", "Drops"]
-
-logger = logging.getLogger("scrapy_rep.crawl.robotstxt_middleware")
 
 #: Origins the closing summary names at most; origins remembered for it at most.
 SUMMARY_ORIGINS = 10
@@ -139,4 +136,4 @@ class Drops:
             try:
                 self._deliver(request, Failure(exc))  # type: ignore[no-untyped-call]
             except Exception:  # the scraper is gone (crawl closed): nothing left to tell
-                logger.debug("Errback of %s not delivered", request, exc_info=True)
+                self._events.undelivered(request)

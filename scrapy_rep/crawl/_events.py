@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from scrapy_rep.core.explain import duration
+from scrapy_rep.core.explain_text import duration
 from scrapy_rep.core.seen import BoundedSet
 from scrapy_rep.core.stats import (
     FORBIDDEN,
@@ -27,8 +27,14 @@ from scrapy_rep.core.stats import (
     HELD_KEPT,
     HELD_PERSISTED,
     HELD_RESTORED,
+    PAGE_ITEMS_DROPPED,
+    PAGE_ITEMS_UNMARKED,
+    PAGE_ITEMS_USAGE_DROPPED,
+    PAGE_REQUESTS_NOFOLLOW,
+    PAGE_REQUESTS_REL_NOFOLLOW,
     RECOVERED,
     RELEASE_FAILED,
+    SCHEME_REFUSED,
     STALE_SERVED,
     UNREACHABLE,
     USAGE_FORBIDDEN,
@@ -39,10 +45,14 @@ from scrapy_rep.storage.outage import Outage
 if TYPE_CHECKING:
     from scrapy.http import Request
 
+    from scrapy_rep.core.pagerules import PageRules
+    from scrapy_rep.core.purpose import Refusal
+    from scrapy_rep.core.sources import UsageDocument
     from scrapy_rep.crawl._cache import OriginState
 
 __all__ = [
     "Events",
+    "PageEvents",
     "Where",
     "Why",
     "give_up_reason",
@@ -212,6 +222,47 @@ class Events:
             extra=self._extra(),
         )
 
+    def undelivered(self, request: Request) -> None:
+        """A dropped request's errback could not be handed to Scrapy (the crawl closed)."""
+        logger.debug("Errback of %s not delivered", request, exc_info=True, extra=self._extra())
+
+    def scheme_refused(self, url: str, scheme: str) -> None:
+        """RobotsTxtGuard refused a robots.txt request another middleware rewrote."""
+        self._stats.inc_value(SCHEME_REFUSED)
+        logger.warning(
+            "Refused to fetch robots.txt from %.200r (%s:)", url, scheme, extra=self._extra()
+        )
+
+    def redirect_refused(self, document: str, url: str, error: str) -> None:
+        """SPEC B2: a redirect of ``document`` at ``url`` is not followed: no such document."""
+        logger.warning(
+            "%s at %s: %s; no %s, everything allowed",
+            document,
+            url,
+            error,
+            document,
+            extra=self._extra(),
+        )
+
+    def document_resolved(self, document: UsageDocument, state: OriginState[Any]) -> None:
+        """A usage document of an origin is known: what it holds, or why it states nothing."""
+        if state.serving.kind == "rules" and state.document is not None:
+            logger.info(
+                "%s of %s: %s",
+                document.name,
+                state.origin,
+                document.summary(state.document),
+                extra=self._extra(),
+            )
+        elif state.serving.kind == "hold":
+            logger.info(
+                "%s of %s could not be fetched (%s): it states nothing for now",
+                document.name,
+                state.origin,
+                state.entry.error or f"status {state.entry.status}",
+                extra=self._extra(),
+            )
+
     def release_failed(self, request: Request, error: BaseException) -> None:
         self._stats.inc_value(RELEASE_FAILED)
         logger.warning(
@@ -232,8 +283,8 @@ class Events:
 
     def resolved(
         self,
-        state: OriginState,
-        previous: OriginState | None,
+        state: OriginState[Any],
+        previous: OriginState[Any] | None,
         now: float,
         *,
         from_store: bool,
@@ -286,7 +337,7 @@ class Events:
             extra=self._extra(),
         )
 
-    def holding(self, state: OriginState, now: float, hold_timeout: float) -> None:
+    def holding(self, state: OriginState[Any], now: float, hold_timeout: float) -> None:
         """Requests of an origin whose robots.txt is unreachable wait.
 
         One line per origin while it stays unreachable, not one per request.
@@ -345,7 +396,7 @@ def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
-def _outcome(state: OriginState) -> str:
+def _outcome(state: OriginState[Any]) -> str:
     """What the robots.txt in use means, in words (SPEC B2, B3)."""
     entry, decision = state.entry, state.serving
     failure = entry.error or f"status {entry.status}"
@@ -356,7 +407,8 @@ def _outcome(state: OriginState) -> str:
     good = entry.good
     status = good.status if good is not None else entry.status
     if decision.outcome == "ok":
-        rules = _plural(state.robots.rule_count if state.robots is not None else 0, "rule")
+        robots = state.document
+        rules = _plural(robots.rule_count if robots is not None else 0, "rule")
         answer = f"{rules} (status {status})"
     else:
         why = ", ".join(
@@ -371,3 +423,85 @@ def _outcome(state: OriginState) -> str:
     if decision.stale:
         return f"unreachable ({failure}), serving the last good copy: {answer}"
     return answer
+
+
+page_logger = logging.getLogger("scrapy_rep.crawl.page_middleware")
+
+
+class PageEvents:
+    """What the page level (robots meta tags, X-Robots-Tag, a page's usage preferences) counts
+    and logs, under its own logger."""
+
+    def __init__(self, stats: Any, spider: Callable[[], object]) -> None:
+        self._stats = stats
+        self._spider = spider
+
+    def count(self, stat: str, n: int = 1) -> None:
+        self._stats.inc_value(stat, n)
+
+    def unmarkable(self, kind: type, field: str, settings: str, *, warn: bool) -> None:
+        """An item cannot be marked; the first of its type is warned about."""
+        self._stats.inc_value(PAGE_ITEMS_UNMARKED)
+        if warn:
+            page_logger.warning(
+                "Items of type %s cannot be marked: they have no field %r (declare it, or set %s)",
+                kind.__qualname__,
+                field,
+                settings,
+                extra={"spider": self._spider()},
+            )
+
+    def page_dropped(
+        self,
+        url: str,
+        rules: PageRules,
+        *,
+        nofollow: int,
+        rel_nofollow: int,
+        usage: int,
+        refusal: Refusal | None,
+        noindex: int,
+    ) -> None:
+        """What one page's rules dropped from its callback's output: one line each."""
+        why = _Directives(rules)
+        for count, stat, message, detail in (
+            (
+                nofollow,
+                PAGE_REQUESTS_NOFOLLOW,
+                "request(s) from %s: the page says nofollow (%s)",
+                why,
+            ),
+            (
+                rel_nofollow,
+                PAGE_REQUESTS_REL_NOFOLLOW,
+                "request(s) from %s to rel=nofollow links (%s)",
+                "REP_PAGE_RELNOFOLLOW",
+            ),
+            (
+                usage,
+                PAGE_ITEMS_USAGE_DROPPED,
+                "item(s) from %s: its content may not be used for %s",
+                refusal,
+            ),
+            (
+                noindex,
+                PAGE_ITEMS_DROPPED,
+                "item(s) from %s: the page says noindex (%s); REP_PAGE_NOINDEX = 'drop'",
+                why,
+            ),
+        ):
+            if count:
+                self._stats.inc_value(stat, count)
+                page_logger.debug(
+                    "Dropped %d " + message, count, url, detail, extra={"spider": self._spider()}
+                )
+
+
+class _Directives:
+    """The directives of a page, formatted only if the log line is emitted."""
+
+    def __init__(self, rules: PageRules) -> None:
+        self.rules = rules
+
+    def __str__(self) -> str:
+        return "; ".join(f"{agent}: {', '.join(d)}" for agent, d in self.rules.directives)

@@ -1,4 +1,5 @@
-"""One robots.txt fetch through Scrapy's engine (SPEC B2 redirects and statuses, B4 size).
+"""One fetch of an origin's document — robots.txt, tdmrep.json, any usage document — through
+Scrapy's engine (SPEC B2 redirects and statuses, B4 size).
 
 The request goes through the engine and every downloader middleware (proxies,
 headers), marked ``dont_obey_robotstxt``, ``dont_redirect`` and ``dont_retry`` (a
@@ -22,7 +23,6 @@ after 500 KiB (``StopDownload(fail=False)``: what arrived is used);
 from __future__ import annotations
 
 import ipaddress
-import logging
 import time
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
@@ -38,47 +38,41 @@ from scrapy_rep.core.origin import ROBOTS_SCHEMES, origin
 from scrapy_rep.core.parser import MAX_BODY_BYTES
 from scrapy_rep.core.policy import MAX_REDIRECTS, Fetch, classify, parse_retry_after
 from scrapy_rep.core.proxy import proxy_failure
-from scrapy_rep.core.stats import ROBOTSTXT_FETCH, TDMREP_FETCH
 from scrapy_rep.crawl import _compat
 from scrapy_rep.crawl.guard_middleware import ROBOTS_META, TRUNCATED_FLAG, check_wiring
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
-    from scrapy.statscollectors import StatsCollector
+
+    from scrapy_rep.crawl._cache import DocumentKind
+    from scrapy_rep.crawl._events import Events
 
 __all__ = ["Fetcher", "describe_failure"]
 
-logger = logging.getLogger(__name__)
-
 #: Like Scrapy's own robots.txt requests: ahead of pages in a download slot.
 _PRIORITY = 1000
-#: The stats of each fetched file, by the ``prefix`` a Fetcher is given.
-_STATS = {"robotstxt": ROBOTSTXT_FETCH, "tdmrep": TDMREP_FETCH}
 
 
 class Fetcher:
-    """Fetches robots.txt for origins through ``crawler.engine``.
-
-    ``document`` and ``prefix``: what is fetched, for log lines, and the prefix of its stats
-    (``scrapy_rep.core.stats``); ``/.well-known/tdmrep.json`` is fetched the same way
-    (``tdmrep.json``, ``tdmrep``). ``timeout``: seconds one download may take;
+    """Fetches one kind of document (``kind``: where it lives, the prefix of its stats) for
+    origins through ``crawler.engine``. ``timeout``: seconds one download may take;
     ``meta_keys``: what is copied from the request a fetch is made for, beside its proxy.
     """
 
     def __init__(
         self,
         crawler: Crawler,
-        document: str = "robots.txt",
-        prefix: str = "robotstxt",
+        kind: DocumentKind[Any],
+        events: Events,
         *,
         timeout: float,
         meta_keys: tuple[str, ...] = (),
     ) -> None:
         check_wiring(crawler.settings)
         self._crawler = crawler
-        self._document = document
-        self._names = _STATS[prefix]
-        self._stats: StatsCollector = crawler.stats
+        self._document = kind.name
+        self._names = kind.stats
+        self._events = events
         settings = crawler.settings
         self._ftp_password = str(settings.get("FTP_PASSWORD") or "guest")
         download_timeout = settings.getfloat("DOWNLOAD_TIMEOUT")
@@ -104,7 +98,7 @@ class Fetcher:
                 request = self._request(url, via)
             except ValueError as exc:  # a redirect target Scrapy cannot request
                 return self._refused(start, url, str(exc), redirects[:-1])
-            self._stats.inc_value(self._names.request_count)
+            self._events.count(self._names.request_count)
             try:
                 response = yield self._download(request)
             except IgnoreRequest as exc:
@@ -114,14 +108,14 @@ class Fetcher:
                 return Fetch("no_robots", None, tuple(redirects), error=error), None
             except Exception as exc:
                 # Scrapy's own key, as its RobotsTxtMiddleware writes it: "<class '…'>".
-                self._stats.inc_value(f"{self._names.exception_count}/{type(exc)}")
+                self._events.count(f"{self._names.exception_count}/{type(exc)}")
                 error = describe_failure(exc)
                 return Fetch("unreachable", None, tuple(redirects), error=error), None
             finally:
                 self._received.pop(id(request), None)
                 self._track(-1)
-            self._stats.inc_value(self._names.response_count)
-            self._stats.inc_value(f"{self._names.response_status_count}/{response.status}")
+            self._events.count(self._names.response_count)
+            self._events.count(f"{self._names.response_status_count}/{response.status}")
             if urlsplit(response.url).scheme not in ROBOTS_SCHEMES:
                 # Only a middleware that answers by itself gets here; use nothing.
                 return self._refused(start, response.url, "not an http(s)/ftp URL", redirects)
@@ -133,7 +127,7 @@ class Fetcher:
             kind = classify(response.status)
             if kind == "redirect":
                 if len(redirects) >= MAX_REDIRECTS:
-                    self._stats.inc_value(self._names.redirect_limit)
+                    self._events.count(self._names.redirect_limit)
                     error = f"more than {MAX_REDIRECTS} redirects"
                     return Fetch("no_robots", response.status, tuple(redirects), error=error), None
                 location = response.headers.get(b"Location")
@@ -142,7 +136,7 @@ class Fetcher:
                     return self._refused(start, target, problem, redirects, response.status)
                 url = target
                 redirects.append(url)
-                self._stats.inc_value(self._names.redirect_count)
+                self._events.count(self._names.redirect_count)
                 continue
             return self._result(response, kind, tuple(redirects))
 
@@ -158,16 +152,9 @@ class Fetcher:
         non-HTTP target means "no robots.txt", as more than 5 redirects do (Google
         treats those as 404). The site controls its own robots.txt anyway, so this
         gives it nothing it lacks; and nothing but http(s)/ftp is ever fetched."""
-        self._stats.inc_value(self._names.redirect_refused)
+        self._events.count(self._names.redirect_refused)
         error = f"redirect to {target[:200]!r} not followed: {problem}"
-        logger.warning(
-            "%s at %s: %s; no %s, everything allowed",
-            self._document,
-            url,
-            error,
-            self._document,
-            extra={"spider": self._crawler.spider},
-        )
+        self._events.redirect_refused(self._document, url, error)
         return Fetch("no_robots", status, tuple(redirects), error=error), None
 
     def _result(
@@ -190,7 +177,7 @@ class Fetcher:
             "download_stopped" in flags or TRUNCATED_FLAG in flags or len(body) > MAX_BODY_BYTES
         )
         if truncated:
-            self._stats.inc_value(self._names.truncated)
+            self._events.count(self._names.truncated)
         fetch = Fetch(
             "ok",
             response.status,

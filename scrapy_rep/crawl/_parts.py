@@ -2,49 +2,68 @@
 unit tests drive with a ``task.Clock`` and scripted fetchers (so a wiring change breaks them).
 
 No Crawler here: the engine comes in as the three things the parts need of it (``crawl`` a
-request, whether the crawl is ``closing``, ``wake`` it), and the Scrapy side's own listener
-(logging new states, ``robots_parsed``) as a ``ResolverListener``.
+request, whether the crawl is ``closing``, ``wake`` it), and what fetches a document as
+``fetcher_for(kind)``. robots.txt and every usage document (tdmrep.json, REP_USAGE_SOURCES)
+get a ``Resolver`` each, built the same way: only their ``DocumentKind`` differs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from scrapy_rep.crawl._cache import OriginCache
+from scrapy_rep.core.tdmrep import TDMREP
+from scrapy_rep.crawl._cache import ROBOTS, DocumentKind, OriginCache, usage_kind
 from scrapy_rep.crawl._drops import Drops
-from scrapy_rep.crawl._resolver import FetcherLike, Resolver, ResolverListener
-from scrapy_rep.crawl._tdm import TdmFiles
-from scrapy_rep.crawl._waiting import Holds
+from scrapy_rep.crawl._holds import Holds
+from scrapy_rep.crawl._resolver import Announce, FetcherLike, Resolver
 
 if TYPE_CHECKING:
     from scrapy.http import Request
 
     from scrapy_rep.core.clock import Clock
     from scrapy_rep.core.robots_file import RobotsTxt
+    from scrapy_rep.core.sources import UsageDocument
     from scrapy_rep.crawl._events import Events
     from scrapy_rep.crawl._settings import MiddlewareSettings
     from scrapy_rep.storage.held import HeldRequests
     from scrapy_rep.storage.results import RobotsStore
 
-__all__ = ["Parts", "build_parts"]
+__all__ = ["Parts", "UsageResolver", "build_parts"]
+
+
+@dataclass(frozen=True)
+class UsageResolver:
+    """A usage document and the resolver of its copies per origin."""
+
+    document: UsageDocument
+    resolver: Resolver[Any]
 
 
 @dataclass(frozen=True)
 class Parts:
-    cache: OriginCache
-    resolver: Resolver
+    cache: OriginCache[RobotsTxt]
+    resolver: Resolver[RobotsTxt]
     holds: Holds
-    tdm: TdmFiles
+    #: The usage documents a crawl may need (REP_USAGE_SOURCES), in their order.
+    documents: tuple[UsageResolver, ...]
+
+    def close(self) -> None:
+        """No more fetches (the crawl closes)."""
+        self.resolver.close()
+        for used in self.documents:
+            used.resolver.close()
+
+    def busy(self) -> bool:
+        return self.resolver.busy() or any(used.resolver.busy() for used in self.documents)
 
 
 def build_parts(
     *,
     clock: Clock,
     store: RobotsStore,
-    fetcher: FetcherLike,
-    tdm_fetcher: FetcherLike,
+    fetcher_for: Callable[[DocumentKind[Any]], FetcherLike],
     events: Events,
     config: MiddlewareSettings,
     owner: str,
@@ -52,44 +71,64 @@ def build_parts(
     closing: Callable[[], bool],
     wake: Callable[[], None] = lambda: None,
     crawl_delay: Callable[[RobotsTxt], float | None] | None = None,
-    listeners: Sequence[ResolverListener] = (),
+    announce: Announce | None = None,
     held: HeldRequests | None = None,
     drops: Drops | None = None,
+    documents: Sequence[UsageDocument] = (TDMREP,),
 ) -> Parts:
-    """The parts, wired: the resolver is the service the others use (holds wait on it),
-    and tells only its listeners. ``holds.let_go()`` (the
-    crawl closing) closes them all. ``held``: where held requests live until
-    ``holds.open`` gives the crawl's own place (memory by default). ``drops``: the drop path
-    (by default one that delivers no errback: nothing to deliver to without a crawl)."""
-    cache = OriginCache(config.limits, config.parsed_cache_size, crawl_delay)
-    resolver = Resolver(
-        clock=clock,
-        store=store,
-        fetcher=fetcher,
-        cache=cache,
-        events=events,
-        limits=config.limits,
-        lease_ttl=config.lease_ttl,
-        lease_poll_interval=config.lease_poll_interval,
-        owner=owner,
-        listeners=listeners,
-    )
-    tdm = TdmFiles(clock=clock, store=store, fetcher=tdm_fetcher, limits=config.limits)
+    """The parts, wired: the resolvers are the services the others use (holds wait on them),
+    and tell only ``announce`` (robots.txt) or the events (a usage document) of a new state.
+    ``holds.let_go()`` (the crawl closing) closes them all. ``held``: where held requests live
+    until ``holds.open`` gives the crawl's own place (memory by default). ``drops``: the drop
+    path (by default one that delivers no errback: nothing to deliver to without a crawl)."""
 
-    def close_the_rest() -> None:
-        resolver.close()
-        tdm.close()
+    def resolver(cache: OriginCache[Any], announced: Announce | None) -> Any:
+        return Resolver(
+            clock=clock,
+            store=store,
+            fetcher=fetcher_for(cache.kind),
+            cache=cache,
+            events=events,
+            limits=config.limits,
+            lease_ttl=config.lease_ttl,
+            lease_poll_interval=config.lease_poll_interval,
+            owner=owner,
+            announce=announced,
+        )
+
+    size = config.parsed_cache_size
+    cache = OriginCache(ROBOTS, config.limits, size, crawl_delay)
+    robots: Resolver[RobotsTxt] = resolver(cache, announce)
+    used = tuple(
+        UsageResolver(
+            document,
+            resolver(
+                OriginCache(usage_kind(document), config.limits, size),
+                _announcer(events, document),
+            ),
+        )
+        for document in documents
+    )
+    parts: Parts
 
     holds = Holds(
         clock=clock,
         events=events,
         drops=drops if drops is not None else Drops(events, clock),
-        resolver=resolver,
+        resolver=robots,
         hold_timeout=config.hold_timeout,
         crawl=crawl,
         closing=closing,
         wake=wake,
-        on_close=close_the_rest,
+        on_close=lambda: parts.close(),
         held=held,
     )
-    return Parts(cache, resolver, holds, tdm)
+    parts = Parts(cache, robots, holds, used)
+    return parts
+
+
+def _announcer(events: Events, document: UsageDocument) -> Announce:
+    def announce(state: Any, previous: Any, now: float, trigger: Any, from_store: bool) -> None:
+        events.document_resolved(document, state)
+
+    return announce

@@ -1,12 +1,18 @@
-"""Resolving an origin's robots.txt: store read, fetch lease, fetch, record, store write, retries.
+"""Resolving an origin's document — robots.txt, tdmrep.json, any usage document: store read,
+fetch lease, fetch, record, store write, retries.
 
-A service: ``wait(origin)`` is a Deferred of the origin's state once it serves (rules, or
-everything allowed); cancelling it withdraws the interest, and an origin nobody waits for is
-not retried. ``state`` answers at once from what is known, ``report`` makes one attempt (the
-explain command), ``room(limit)`` waits while ``limit`` origins are being resolved (the
-start-request intake). A new state installed goes to its ``ResolverListener``s (to be logged
-and signalled); nothing is called back otherwise. One resolution per origin at a time (single
-flight). When robots.txt is fetched: ``_decide`` says now or at ``refresh_at`` (SPEC B3
+One ``Resolver`` per kind of document (``_cache.DocumentKind``: where it lives, how it is read,
+its stats, whether a failure holds the origin); everything else is the same for all of them:
+the store shared by a fleet, a lease so that the fleet fetches each origin's document once, a
+warning when the store goes away, lifetimes and backoff (``core.policy``), single flight.
+
+A service: ``wait(origin)`` is a Deferred of the origin's state once it serves (robots.txt:
+rules, or everything allowed; a usage document: once fetched, whatever the answer); cancelling
+it withdraws the interest, and an origin nobody waits for is not retried. ``state`` answers at
+once from what is known, ``report`` makes one attempt (the explain command), ``room(limit)``
+waits while ``limit`` origins are being resolved (the start-request intake). A new state
+installed is handed to ``announce`` (to be logged and signalled); nothing is called back
+otherwise. When a document is fetched: ``_decide`` says now or at ``refresh_at`` (SPEC B3
 refresh, B2 backoff and Retry-After through ``policy.serving``); beside it only ``report``
 (asked explicitly: one attempt now) and a resolution that failed outright (again after
 REP_RETRY_DELAY) start one. Time comes from the clock it is given.
@@ -14,16 +20,14 @@ REP_RETRY_DELAY) start one. Time comes from the clock it is given.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
+from collections.abc import Callable, Generator
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
 
 from twisted.internet import task
 from twisted.internet.defer import Deferred, fail, inlineCallbacks, maybeDeferred, succeed
 from twisted.python.failure import Failure
 
-from scrapy_rep.core.origin import robots_url
 from scrapy_rep.core.policy import Entry, Fetch, Limits, given_up, record, serving
-from scrapy_rep.core.stats import REFRESH, STORE_HIT
 from scrapy_rep.crawl._events import give_up_reason
 from scrapy_rep.storage.results import RobotsStore, StoredRobots
 
@@ -34,9 +38,17 @@ if TYPE_CHECKING:
     from scrapy_rep.crawl._cache import OriginCache, OriginReport, OriginState
     from scrapy_rep.crawl._events import Events
 
-__all__ = ["FetcherLike", "Resolver", "ResolverListener"]
+__all__ = ["Announce", "FetcherLike", "Resolver"]
 
 _T = TypeVar("_T")
+D = TypeVar("D")
+
+#: Told of each new state installed: (state, previous, now, trigger, from_store). ``trigger``:
+#: the request that made the origin be resolved (None: none known); ``from_store``: read from
+#: the store, not fetched by this process.
+Announce = Callable[
+    ["OriginState[Any]", "OriginState[Any] | None", float, "Request | None", bool], None
+]
 
 
 class FetcherLike(Protocol):
@@ -46,60 +58,47 @@ class FetcherLike(Protocol):
         """Fetch ``url`` the way ``via`` (the request it is needed for) goes; never fails."""
 
 
-class ResolverListener:
-    """What the resolver tells: subclass and override what you need (no-ops here)."""
-
-    def announced(
-        self,
-        state: OriginState,
-        previous: OriginState | None,
-        now: float,
-        trigger: Request | None,
-        from_store: bool,
-    ) -> None:
-        """A new state was installed (log it, signal new rules). ``trigger``: the request
-        that made the origin be resolved (None: none known); ``from_store``: read from the
-        store, not fetched by this process."""
-
-
 class ClosingError(Exception):
     """A resolution given up because the crawl closes."""
 
 
-class Resolver:
+class Resolver(Generic[D]):
     def __init__(
         self,
         *,
         clock: Clock,
         store: RobotsStore,
         fetcher: FetcherLike,
-        cache: OriginCache,
+        cache: OriginCache[D],
         events: Events,
         limits: Limits,
         lease_ttl: float,
         lease_poll_interval: float,
         owner: str,
-        listeners: Sequence[ResolverListener] = (),
+        announce: Announce | None = None,
     ) -> None:
+        """``cache``: the states of the kind of document resolved (``cache.kind``)."""
         self._clock = clock
         self._store = store
         self._fetcher = fetcher
         self._cache = cache
+        self.kind = cache.kind
+        self._stats = cache.kind.stats
         self._events = events
         self._limits = limits
         self._lease_ttl = lease_ttl
         self._poll = lease_poll_interval
         self._owner = owner
-        self._listeners = tuple(listeners)
+        self._announce = announce
         # Per origin, the Deferreds of those waiting for it to serve (``wait``).
-        self._waiters: dict[str, list[Deferred[OriginState]]] = {}
+        self._waiters: dict[str, list[Deferred[OriginState[D]]]] = {}
         # Waiting for room (``room``), with the limit each waits below.
         self._room: list[tuple[int, Deferred[None]]] = []
         # The request that made each origin being resolved be fetched (robots_parsed names
         # it), kept until the origin is answered.
         self._triggers: dict[str, Request | None] = {}
         # Origins being resolved, with the Deferreds waiting for that resolution.
-        self._resolving: dict[str, list[Deferred[OriginState]]] = {}
+        self._resolving: dict[str, list[Deferred[OriginState[D]]]] = {}
         self._retries: dict[str, DelayedCall] = {}
         self._closing = False
         # Failures recorded before this run (a resumed job, a long-lived store) are not this
@@ -108,6 +107,15 @@ class Resolver:
 
     def busy(self) -> bool:
         return bool(self._resolving)
+
+    def serves(self, state: OriginState[D]) -> bool:
+        """Can requests go on with ``state``? robots.txt: not while it holds the origin (SPEC
+        B2); a usage document: always, a failure stating nothing."""
+        return not self.kind.holds or state.serving.kind != "hold"
+
+    def _key(self, origin: str) -> str:
+        """The origin's document in the store (and its lease)."""
+        return self.kind.key_prefix + origin
 
     def room(self, limit: int) -> Deferred[None] | None:
         """None while fewer than ``limit`` origins are being resolved, else a Deferred fired
@@ -127,29 +135,29 @@ class Resolver:
             else:
                 self._room.append((limit, waiter))
 
-    def reinstate(self, state: OriginState) -> None:
+    def reinstate(self, state: OriginState[D]) -> None:
         """Make ``state`` the origin's current one again if the cache evicted it (and
         nothing newer was installed since)."""
         if self._cache.peek(state.origin) is None:
             self._cache.reinstate(state)
 
-    def peek(self, origin: str) -> OriginState | None:
+    def peek(self, origin: str) -> OriginState[D] | None:
         """The origin's state if known here, without side effects."""
         return self._cache.peek(origin)
 
-    def wait(self, origin: str, trigger: Request | None) -> Deferred[OriginState]:
+    def wait(self, origin: str, trigger: Request | None) -> Deferred[OriginState[D]]:
         """The origin's state once it serves (fetched now, or when its backoff allows, and
         retried while someone waits). Cancel the Deferred to stop waiting."""
         now = self._clock.seconds()
         state = self._cache.get(origin, now)
-        if state is not None and state.serving.kind != "hold" and now < state.serving.refresh_at:
+        if state is not None and self.serves(state) and now < state.serving.refresh_at:
             return succeed(state)
-        waiter: Deferred[OriginState] = Deferred(lambda d: self._withdraw(origin, d))
+        waiter: Deferred[OriginState[D]] = Deferred(lambda d: self._withdraw(origin, d))
         self._waiters.setdefault(origin, []).append(waiter)
         self._decide(origin, now, trigger, waiting=True)
         return waiter
 
-    def _withdraw(self, origin: str, waiter: Deferred[OriginState]) -> None:
+    def _withdraw(self, origin: str, waiter: Deferred[OriginState[D]]) -> None:
         waiters = self._waiters.get(origin, [])
         if waiter in waiters:
             waiters.remove(waiter)
@@ -173,7 +181,7 @@ class Resolver:
             return None
         return give_up_reason(state.entry.failures, state.entry.error)
 
-    def state(self, origin: str, now: float, trigger: Request | None) -> OriginState | None:
+    def state(self, origin: str, now: float, trigger: Request | None) -> OriginState[D] | None:
         """The origin's state if known here; starts a refresh when one is due."""
         state = self._cache.get(origin, now)
         if state is not None and now >= state.serving.refresh_at:
@@ -197,14 +205,14 @@ class Resolver:
         elif waiting:
             self._schedule_retry(origin, refresh_at - now)
 
-    def copy(self, state: OriginState) -> Deferred[tuple[int, str, bytes | None] | None]:
+    def copy(self, state: OriginState[D]) -> Deferred[tuple[int, str, bytes | None] | None]:
         """The copy ``state`` serves, as (status, final URL after redirects, body): a 2xx
         with its body from the store, a 4xx without one; None when there is no such copy
         (unreachable with no good copy, a redirect chain not followed, the store lost it)."""
         good = state.entry.good
         if good is None or good.status is None:
             return succeed(None)
-        url = good.redirects[-1] if good.redirects else robots_url(state.origin)
+        url = good.redirects[-1] if good.redirects else state.origin + self.kind.path
         if good.outcome == "no_robots":
             answer = (good.status, url, None) if 400 <= good.status < 500 else None
             return succeed(answer)
@@ -221,8 +229,12 @@ class Resolver:
 
     def report(self, origin: str, trigger: Request) -> Deferred[OriginReport]:
         """Resolve ``origin`` (one fetch at most) and report it (the explain command)."""
+        return self.resolve(origin, trigger).addCallback(lambda state: state.report())
+
+    def resolve(self, origin: str, trigger: Request) -> Deferred[OriginState[D]]:
+        """The origin's state, resolved now if it does not serve (one fetch at most)."""
         state = self.state(origin, self._clock.seconds(), trigger)
-        if state is None or state.serving.kind == "hold":
+        if state is None or not self.serves(state):
             # Asked explicitly: one attempt now, even during a backoff.
             self._triggers.setdefault(origin, trigger)
             self._start(origin)
@@ -230,11 +242,12 @@ class Resolver:
         if listeners is None:  # answered at once (known, or from the store)
             known = self._cache.peek(origin)
             if known is None:
-                return fail(RuntimeError(f"robots.txt of {origin} could not be resolved"))
-            return succeed(known.report())
-        listener: Deferred[OriginState] = Deferred()
+                name = self.kind.name
+                return fail(RuntimeError(f"{name} of {origin} could not be resolved"))
+            return succeed(known)
+        listener: Deferred[OriginState[D]] = Deferred()
         listeners.append(listener)
-        return listener.addCallback(lambda state: state.report())
+        return listener
 
     def close(self) -> None:
         self._closing = True
@@ -253,7 +266,7 @@ class Resolver:
         self._resolving[origin] = []
         self._resolve(origin).addBoth(self._resolved, origin)
 
-    def _resolved(self, result: OriginState | Failure, origin: str) -> None:
+    def _resolved(self, result: OriginState[D] | Failure, origin: str) -> None:
         reports = self._resolving.pop(origin, [])
         self._wake_room()
         if isinstance(result, Failure):
@@ -268,7 +281,7 @@ class Resolver:
             report.callback(state)
         if self._closing:
             return
-        if state.serving.kind != "hold":
+        if self.serves(state):
             for waiter in self._waiters.pop(origin, []):
                 waiter.callback(state)
         elif self._wanted(origin):
@@ -285,7 +298,7 @@ class Resolver:
             self._start(origin)
 
     @inlineCallbacks
-    def _resolve(self, origin: str) -> Generator[Deferred[Any], Any, OriginState]:
+    def _resolve(self, origin: str) -> Generator[Deferred[Any], Any, OriginState[D]]:
         """The origin's state: from the store if fresh there, else fetched (one fetcher)."""
         stored, entry = yield self._load(origin)
         known = self._cache.peek(origin)
@@ -298,7 +311,7 @@ class Resolver:
             and entry is not None
             and now < serving(entry, now, self._limits).refresh_at
         ):
-            self._events.count(STORE_HIT)
+            self._events.count(self._stats.store_hit)
             return self._from_store(origin, entry, stored, now)
         leased = yield self._lease(origin)
         while True:
@@ -311,7 +324,7 @@ class Resolver:
             ):
                 if leased:
                     yield self._release_lease(origin)
-                self._events.count(STORE_HIT)
+                self._events.count(self._stats.store_hit)
                 return self._from_store(origin, latest_entry, latest, self._clock.seconds())
             if leased:
                 break
@@ -328,25 +341,31 @@ class Resolver:
         renewal.start(self._lease_ttl / 3, now=False)
         try:
             if entry is not None and entry.good is not None:
-                self._events.count(REFRESH)
-            fetch, body = yield self._fetcher.fetch(robots_url(origin), self._triggers.get(origin))
+                self._events.count(self._stats.refresh)
+            url = origin + self.kind.path
+            fetch, body = yield self._fetcher.fetch(url, self._triggers.get(origin))
             now = self._clock.seconds()
             new = record(entry, fetch, now, self._limits)
             if fetch.outcome == "unreachable":
                 body = stored.body if stored is not None and new.good is not None else None
             # A good copy known only in memory has no body to store with it.
             if not (new.good is not None and new.good.outcome == "ok" and body is None):
-                put = maybeDeferred(self._store.put, origin, StoredRobots(new.to_meta(), body))
-                yield self._guard(put, None)
+                stored_now = StoredRobots(new.to_meta(), body)
+                yield self._guard(maybeDeferred(self._store.put, self._key(origin), stored_now))
         finally:
             renewal.stop()
             yield self._release_lease(origin)
         previous = self._cache.peek(origin)
         state = self._cache.install(origin, new, self._cache.parse(new, body, previous), now)
-        trigger = self._trigger(origin, state)
-        for listener in self._listeners:
-            listener.announced(state, previous, now, trigger, False)
+        self._announced(state, previous, now, False)
         return state
+
+    def _announced(
+        self, state: OriginState[D], previous: OriginState[D] | None, now: float, from_store: bool
+    ) -> None:
+        trigger = self._trigger(state.origin, state)
+        if self._announce is not None:
+            self._announce(state, previous, now, trigger, from_store)
 
     def _load(self, origin: str) -> Deferred[tuple[StoredRobots | None, Entry | None]]:
         def parse(stored: StoredRobots | None) -> tuple[StoredRobots | None, Entry | None]:
@@ -354,44 +373,44 @@ class Resolver:
                 return None, None
             return stored, Entry.from_meta(stored.meta)
 
-        return self._guard(maybeDeferred(self._store.get, origin), None).addCallback(parse)
+        return self._guard(maybeDeferred(self._store.get, self._key(origin))).addCallback(parse)
 
     def _lease(self, origin: str) -> Deferred[bool]:
         # A store that cannot answer must not stop the crawl: fetch ourselves. Taking a lease
         # we hold renews it (every store's acquire_lease extends its owner's lease).
-        call = maybeDeferred(self._store.acquire_lease, origin, self._owner, self._lease_ttl)
+        key = self._key(origin)
+        call = maybeDeferred(self._store.acquire_lease, key, self._owner, self._lease_ttl)
         return self._guard(call, True)
 
     def _release_lease(self, origin: str) -> Deferred[None]:
-        return self._guard(maybeDeferred(self._store.release_lease, origin, self._owner), None)
+        call = maybeDeferred(self._store.release_lease, self._key(origin), self._owner)
+        return self._guard(call)
 
-    def _guard(self, call: Deferred[_T], default: _T) -> Deferred[_T]:
+    def _guard(self, call: Deferred[Any], default: Any = None) -> Deferred[Any]:
         """``call``'s result, or ``default`` when the store fails (warned once per outage)."""
 
-        def succeeded(result: _T) -> _T:
+        def succeeded(result: Any) -> Any:
             self._events.store_answered()
             return result
 
-        def failed(failure: Failure) -> _T:
+        def failed(failure: Failure) -> Any:
             self._events.store_failed(failure.getErrorMessage())
             return default
 
         return call.addCallbacks(succeeded, failed)
 
-    def _trigger(self, origin: str, state: OriginState) -> Request | None:
+    def _trigger(self, origin: str, state: OriginState[D]) -> Request | None:
         """The request that triggered this resolution; forgotten once the origin is answered."""
-        if state.serving.kind == "hold":
+        if not self.serves(state):
             return self._triggers.get(origin)
         return self._triggers.pop(origin, None)
 
     def _from_store(
         self, origin: str, entry: Entry, stored: StoredRobots | None, now: float
-    ) -> OriginState:
+    ) -> OriginState[D]:
         previous = self._cache.peek(origin)
         body = stored.body if stored is not None else None
         state = self._cache.install(origin, entry, self._cache.parse(entry, body, previous), now)
         if previous is None or previous.entry.fetched_at != entry.fetched_at:
-            trigger = self._trigger(origin, state)
-            for listener in self._listeners:
-                listener.announced(state, previous, now, trigger, True)
+            self._announced(state, previous, now, True)
         return state

@@ -11,17 +11,17 @@ declared purpose (REP_USAGE_PURPOSES), a request whose usage preferences (robots
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.request import fingerprint as _scrapy_fingerprint
 
 from scrapy_rep.core.purpose import NO_PURPOSE, Purpose
 from scrapy_rep.core.seen import BoundedSet
+from scrapy_rep.core.sources import Statement, UsageDocument, usage_of
 from scrapy_rep.core.stats import CRAWL_DELAY_APPLIED
-from scrapy_rep.core.tdmrep import TdmFile, rule_prefs
-from scrapy_rep.core.usage import NO_PREFERENCE, UsagePrefs, combine
+from scrapy_rep.core.usage import UsagePrefs
 from scrapy_rep.crawl import _compat
 from scrapy_rep.crawl._events import Where, Why
 from scrapy_rep.crawl.robot_parser import RobotParser
@@ -36,7 +36,10 @@ if TYPE_CHECKING:
     from scrapy_rep.crawl._drops import Drops
     from scrapy_rep.crawl._events import Events
 
-__all__ = ["Verdicts"]
+__all__ = ["Known", "Verdicts"]
+
+#: The usage documents known for an origin, each with its state.
+Known = Sequence[tuple[UsageDocument, "OriginState[Any]"]]
 
 
 class Verdicts:
@@ -60,47 +63,61 @@ class Verdicts:
             fingerprinter.fingerprint if fingerprinter is not None else _scrapy_fingerprint
         )
 
-    def at_gate(self, state: OriginState, request: Request, tdm: TdmFile | None = None) -> None:
+    def at_gate(self, state: OriginState[RobotsTxt], request: Request, known: Known = ()) -> None:
         """Raise ``IgnoreRequest`` if ``state``'s rules disallow ``request``, or its usage
-        preferences refuse the declared purpose (``tdm``: the origin's tdmrep.json, when the
-        purpose needs it) — before scheduling."""
+        preferences refuse the declared purpose (``known``: the usage documents the purpose
+        needs) — before scheduling."""
         if state.serving.kind != "rules" or self._allowed(state, request):
-            self._check_usage(state, request, tdm, "before_schedule")
+            self._check_usage(state, request, known, "before_schedule")
             return
         self._refuse(request, self._disallowed(state, request), "before_schedule")
 
-    def crawlable(self, state: OriginState, request: Request) -> bool:
+    def crawlable(self, state: OriginState[RobotsTxt], request: Request) -> bool:
         """Do ``state``'s rules let ``request`` be fetched (usage aside)?"""
         return state.serving.kind != "rules" or self._allowed(state, request)
 
-    def at_download(self, state: OriginState, request: Request, tdm: TdmFile | None = None) -> None:
+    def at_download(
+        self, state: OriginState[RobotsTxt], request: Request, known: Known = ()
+    ) -> None:
         """Raise ``IgnoreRequest`` if ``state``'s rules disallow ``request``; else apply the
         origin's Crawl-delay (the final gate, just before download)."""
         if state.crawl_delay is not None:
             self.apply_crawl_delay(request, state.crawl_delay)
         if state.serving.kind == "rules" and not self._allowed(state, request):
             raise self._drops.refuse(request, self._disallowed(state, request), "before_download")
-        self._check_usage(state, request, tdm, "before_download")
+        self._check_usage(state, request, known, "before_download")
 
-    def usage(self, state: OriginState | None, request: Request, tdm: TdmFile | None) -> UsagePrefs:
-        """The usage preferences robots.txt and tdmrep.json state for ``request``'s URL (SPEC
-        G1): none for a URL robots.txt disallows, or when its origin has no rules."""
-        prefs = NO_PREFERENCE
-        if state is not None and state.serving.kind == "rules" and state.robots is not None:
+    def statements(
+        self, state: OriginState[RobotsTxt] | None, request: Request, known: Known
+    ) -> list[Statement]:
+        """What the sources known before fetching state of ``request``'s URL (SPEC G1):
+        robots.txt's usage lines (none when its origin has no rules), and each known usage
+        document's statement."""
+        found = []
+        if state is not None and state.serving.kind == "rules" and state.document is not None:
             tokens = self._tokens.for_header(_user_agent(request))
-            prefs = state.robots.usage(request.url, tokens)
-        if tdm is not None:
-            rule = tdm.reservation(request.url)
-            if rule is not None:
-                prefs = combine(prefs, rule_prefs(rule))
-        return prefs
+            found.append(Statement(state.document.usage(request.url, tokens)))
+        for document, doc_state in known:
+            if doc_state.serving.kind == "rules" and doc_state.document is not None:
+                statement = document.statement(doc_state.document, request.url)
+                if statement is not None:
+                    found.append(statement)
+        return found
+
+    def usage(
+        self, state: OriginState[RobotsTxt] | None, request: Request, known: Known = ()
+    ) -> UsagePrefs:
+        """The usage preferences of ``request``'s URL from the sources known before fetching
+        (the gate's answer, SPEC G2): none for a URL robots.txt disallows."""
+        fetchable = state is None or self.crawlable(state, request)
+        return usage_of(self.statements(state, request, known), fetchable=fetchable)
 
     def _check_usage(
-        self, state: OriginState, request: Request, tdm: TdmFile | None, where: Where
+        self, state: OriginState[RobotsTxt], request: Request, known: Known, where: Where
     ) -> None:
         if not self.purpose.declared:
             return
-        refusal = self.purpose.refusal(self.usage(state, request, tdm))
+        refusal = self.purpose.refusal(self.usage(state, request, known))
         if refusal is None:
             return
         why = Why(
@@ -125,7 +142,7 @@ class Verdicts:
             raise IgnoreRequest("Filtered duplicate of a request dropped before scheduling")
         raise self._drops.refuse(request, why, where)
 
-    def _disallowed(self, state: OriginState, request: Request) -> Why:
+    def _disallowed(self, state: OriginState[RobotsTxt], request: Request) -> Why:
         return Why(
             "disallowed",
             "Forbidden by robots.txt",
@@ -148,14 +165,15 @@ class Verdicts:
         parser.robots = robots
         return parser
 
-    def _allowed(self, state: OriginState, request: Request) -> bool:
-        assert state.robots is not None
-        return state.robots.allowed(request.url, self._tokens.for_header(_user_agent(request)))
+    def _allowed(self, state: OriginState[RobotsTxt], request: Request) -> bool:
+        assert state.document is not None
+        return state.document.allowed(request.url, self._tokens.for_header(_user_agent(request)))
 
-    def _explain(self, state: OriginState, request: Request) -> str:
+    def _explain(self, state: OriginState[RobotsTxt], request: Request) -> str:
         """The rule that disallowed ``request`` and the group used, for log lines."""
-        assert state.robots is not None
-        decision = state.robots.decide(request.url, self._tokens.for_header(_user_agent(request)))
+        assert state.document is not None
+        tokens = self._tokens.for_header(_user_agent(request))
+        decision = state.document.decide(request.url, tokens)
         rule = decision.rule
         if rule is None:
             return decision.reason

@@ -22,7 +22,7 @@ from scrapy.settings import BaseSettings
 from scrapy.utils.misc import load_object
 
 from scrapy_rep import __version__
-from scrapy_rep.crawl._checks import warn_about_tokens
+from scrapy_rep.crawl._tokens import warn_about_tokens
 from scrapy_rep.crawl.guard_middleware import GUARD, GUARD_ORDER
 
 if TYPE_CHECKING:

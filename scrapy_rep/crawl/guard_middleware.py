@@ -25,7 +25,6 @@ Pages are not touched: only requests marked with ``ROBOTS_META`` are.
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import IgnoreRequest, NotConfigured
@@ -35,7 +34,7 @@ from scrapy.utils.misc import load_object
 from scrapy_rep.core.decode import ACCEPT_ENCODING, decode, split_codings
 from scrapy_rep.core.origin import ROBOTS_SCHEMES
 from scrapy_rep.core.parser import MAX_BODY_BYTES
-from scrapy_rep.core.stats import SCHEME_REFUSED
+from scrapy_rep.crawl._events import Events
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -51,8 +50,6 @@ __all__ = [
     "RobotsTxtGuard",
     "check_wiring",
 ]
-
-logger = logging.getLogger(__name__)
 
 GUARD = "scrapy_rep.RobotsTxtGuard"
 #: Above HttpCompressionMiddleware (590) and every other built-in downloader
@@ -70,7 +67,7 @@ class RobotsTxtGuard:
     """Scheme check and bounded decoding for robots.txt requests; see the module docstring."""
 
     def __init__(self, crawler: Crawler) -> None:
-        self._stats = crawler.stats
+        self._events = Events(crawler.stats, lambda: crawler.spider)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RobotsTxtGuard:
@@ -83,8 +80,7 @@ class RobotsTxtGuard:
             return
         scheme = urlparse_cached(request).scheme
         if scheme not in ROBOTS_SCHEMES:
-            self._stats.inc_value(SCHEME_REFUSED)
-            logger.warning("Refused to fetch robots.txt from %.200r (%s:)", request.url, scheme)
+            self._events.scheme_refused(request.url, scheme)
             raise IgnoreRequest(f"robots.txt request to a {scheme}: URL refused")
         request.headers[b"Accept-Encoding"] = ACCEPT_ENCODING
 

@@ -12,8 +12,9 @@ crawler's robots.txt tokens, and:
   a ``rel="nofollow"`` link of the page points to;
 - ``noindex``: marks the items yielded from that response by setting the field
   ``REP_PAGE_NOINDEX_FIELD`` to True, or drops them (``REP_PAGE_NOINDEX = "drop"``);
-- usage preferences (SPEC G3): the response's own statements (``page_usage``) combined with
-  the robots.txt ones for its URL are kept as ``response.meta["rep_usage"]`` (a
+- usage preferences (SPEC G3): the response's own statements (``page_statements``) combined
+  (``sources.usage_of``) with those the gate knew for its URL (robots.txt, the usage documents
+  a declared purpose needs) are kept as ``response.meta["rep_usage"]`` (a
   ``scrapy_rep.UsagePrefs``); with a declared purpose (``REP_USAGE_PURPOSES``) that they
   refuse, the items yielded from the response are dropped (``REP_USAGE_ITEMS = "drop"``, the
   default) or marked (``"mark"``: the field ``REP_USAGE_FIELD`` set to the reason).
@@ -26,7 +27,6 @@ per page at DEBUG.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -40,36 +40,36 @@ from w3lib.encoding import http_content_type_encoding
 from w3lib.url import canonicalize_url
 
 from scrapy_rep.core.pagerules import PageRules, page_rules
-from scrapy_rep.core.pageusage import page_usage
+from scrapy_rep.core.pageusage import page_statements
 from scrapy_rep.core.purpose import Refusal
+from scrapy_rep.core.sources import Statement, usage_of
 from scrapy_rep.core.stats import (
-    PAGE_ITEMS_DROPPED,
     PAGE_ITEMS_MARKED,
-    PAGE_ITEMS_UNMARKED,
-    PAGE_ITEMS_USAGE_DROPPED,
     PAGE_ITEMS_USAGE_MARKED,
     PAGE_NOFOLLOW,
     PAGE_NOINDEX,
-    PAGE_REQUESTS_NOFOLLOW,
-    PAGE_REQUESTS_REL_NOFOLLOW,
     PAGE_USAGE_REFUSED,
 )
-from scrapy_rep.core.usage import UsagePrefs, combine
-from scrapy_rep.crawl._checks import settings_tokens
+from scrapy_rep.core.usage import UsagePrefs
+from scrapy_rep.crawl._events import PageEvents
 from scrapy_rep.crawl._running import running_middleware
 from scrapy_rep.crawl._settings import PageSettings
+from scrapy_rep.crawl._tokens import settings_tokens
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
     from scrapy.spiders import Spider
 
-    from scrapy_rep.core.tdmrep import TdmRule
     from scrapy_rep.crawl.robotstxt_middleware import RobotsTxtMiddleware
 
-__all__ = ["META_KEY", "USAGE_KEY", "PageRobotsMiddleware", "response_rules", "response_usage"]
-
-logger = logging.getLogger(__name__)
+__all__ = [
+    "META_KEY",
+    "USAGE_KEY",
+    "PageRobotsMiddleware",
+    "response_rules",
+    "response_statements",
+]
 
 #: Where the page's ``PageRules`` are kept: ``response.meta[META_KEY]``.
 META_KEY = "rep_page_rules"
@@ -84,7 +84,7 @@ class PageRobotsMiddleware:
         self.crawler = crawler
         self.config = config
         assert crawler.stats is not None
-        self._stats = crawler.stats
+        self._events = PageEvents(crawler.stats, lambda: crawler.spider)
         # The same tokens robots.txt is obeyed as (SPEC D4), from the one place that decides them.
         self._tokens = settings_tokens(crawler.settings, crawler)
         self._unmarkable: set[tuple[type, str]] = set()
@@ -116,9 +116,9 @@ class PageRobotsMiddleware:
         meta[META_KEY] = self._judged[response] = rules
         meta[USAGE_KEY] = self._usage[response] = self._usage_of(response, rules)
         if rules.nofollow:
-            self._stats.inc_value(PAGE_NOFOLLOW)
+            self._events.count(PAGE_NOFOLLOW)
         if rules.noindex:
-            self._stats.inc_value(PAGE_NOINDEX)
+            self._events.count(PAGE_NOINDEX)
         return rules
 
     def _compute(self, response: Response) -> PageRules:
@@ -141,14 +141,15 @@ class PageRobotsMiddleware:
         return self._robots
 
     def _usage_of(self, response: Response, rules: PageRules) -> UsagePrefs:
+        """SPEC G3: the page's own statements with those the gate knew (SPEC G1)."""
         request = response.request
         user_agent = request.headers.get(b"User-Agent") if request is not None else None
-        robots, tdm_rule = (None, None)
+        known: list[Statement] = []
         middleware = self._robots_middleware()
         if middleware is not None and request is not None:
-            robots, tdm_rule = middleware.usage_sources(request)
-        own = response_usage(response, rules, self._tokens.for_header(user_agent), tdm_rule)
-        return own if robots is None else combine(robots, own)
+            known = middleware.usage_statements(request)
+        own = response_statements(response, rules, self._tokens.for_header(user_agent))
+        return usage_of([*known, *own])
 
     # -- spider middleware hooks -----------------------------------------------
 
@@ -192,22 +193,16 @@ class PageRobotsMiddleware:
         if self.config.purpose.declared:
             refusal = self.config.purpose.refusal(self._usage[response])
             if refusal is not None:
-                self._stats.inc_value(PAGE_USAGE_REFUSED)
+                self._events.count(PAGE_USAGE_REFUSED)
         if not (rules.nofollow or rules.noindex or self.config.rel_nofollow or refusal):
             return None
         return _Page(self, response, rules, refusal)
 
     def _cannot_mark(self, item: Any, field: str, settings: str) -> None:
-        self._stats.inc_value(PAGE_ITEMS_UNMARKED)
         kind = type(item)
-        if (kind, field) not in self._unmarkable:
-            self._unmarkable.add((kind, field))
-            logger.warning(
-                "Items of type %s cannot be marked: they have no field %r (declare it, or set %s)",
-                kind.__qualname__,
-                field,
-                settings,
-            )
+        first = (kind, field) not in self._unmarkable
+        self._unmarkable.add((kind, field))
+        self._events.unmarkable(kind, field, settings, warn=first)
 
 
 class _Page:
@@ -283,7 +278,7 @@ class _Page:
         except (KeyError, AttributeError, TypeError):  # no such field, a frozen dataclass…
             self.middleware._cannot_mark(output, field, settings)
         else:
-            self.middleware._stats.inc_value(stat)
+            self.middleware._events.count(stat)
 
     def _is_rel_nofollow(self, url: str) -> bool:
         if self._rel_nofollow is None:
@@ -292,39 +287,15 @@ class _Page:
 
     def close(self) -> None:
         """Count and log what this page dropped: one line per page, not per link."""
-        stats = self.middleware._stats
-        url = self.response.url
-        if self.nofollow_dropped:
-            stats.inc_value(PAGE_REQUESTS_NOFOLLOW, self.nofollow_dropped)
-            logger.debug(
-                "Dropped %d request(s) from %s: the page says nofollow (%s)",
-                self.nofollow_dropped,
-                url,
-                _Why(self.rules),
-            )
-        if self.rel_dropped:
-            stats.inc_value(PAGE_REQUESTS_REL_NOFOLLOW, self.rel_dropped)
-            logger.debug(
-                "Dropped %d request(s) from %s to rel=nofollow links (REP_PAGE_RELNOFOLLOW)",
-                self.rel_dropped,
-                url,
-            )
-        if self.usage_dropped:
-            stats.inc_value(PAGE_ITEMS_USAGE_DROPPED, self.usage_dropped)
-            logger.debug(
-                "Dropped %d item(s) from %s: its content may not be used for %s",
-                self.usage_dropped,
-                url,
-                self.refusal,
-            )
-        if self.items_dropped:
-            stats.inc_value(PAGE_ITEMS_DROPPED, self.items_dropped)
-            logger.debug(
-                "Dropped %d item(s) from %s: the page says noindex (%s); REP_PAGE_NOINDEX = 'drop'",
-                self.items_dropped,
-                url,
-                _Why(self.rules),
-            )
+        self.middleware._events.page_dropped(
+            self.response.url,
+            self.rules,
+            nofollow=self.nofollow_dropped,
+            rel_nofollow=self.rel_dropped,
+            usage=self.usage_dropped,
+            refusal=self.refusal,
+            noindex=self.items_dropped,
+        )
 
 
 def response_rules(response: Response, tokens: Sequence[str], now: datetime) -> PageRules:
@@ -333,21 +304,20 @@ def response_rules(response: Response, tokens: Sequence[str], now: datetime) -> 
     return page_rules(response.headers.getlist(b"X-Robots-Tag"), body, tokens, now, encoding)
 
 
-def response_usage(
-    response: Response, rules: PageRules, tokens: Sequence[str], tdm_rule: TdmRule | None = None
-) -> UsagePrefs:
-    """The usage preferences ``response`` itself states (SPEC G3), given its page ``rules``
-    for a crawler answering to ``tokens`` and its origin's tdmrep.json rule."""
+def response_statements(
+    response: Response, rules: PageRules, tokens: Sequence[str]
+) -> list[Statement]:
+    """What ``response`` itself states of its use (SPEC G3), given its page ``rules`` for a
+    crawler answering to ``tokens``."""
     body, encoding = _html(response)
     content_type = (response.headers.get(b"Content-Type") or b"").lower()
-    return page_usage(
+    return page_statements(
         lambda name: response.headers.getlist(name),
         body,
         encoding,
         rules,
         tokens,
         image=content_type.startswith(b"image/"),
-        tdm_file=tdm_rule,
     )
 
 
@@ -359,16 +329,6 @@ def _html(response: Response) -> tuple[bytes | None, str | None]:
     content_type = response.headers.get(b"Content-Type")
     encoding = http_content_type_encoding(content_type.decode("latin-1")) if content_type else None
     return response.body, encoding
-
-
-class _Why:
-    """The directives of a page, formatted only if the log line is emitted."""
-
-    def __init__(self, rules: PageRules) -> None:
-        self.rules = rules
-
-    def __str__(self) -> str:
-        return "; ".join(f"{agent}: {', '.join(d)}" for agent, d in self.rules.directives)
 
 
 def _rel_nofollow_urls(response: Response) -> frozenset[str]:

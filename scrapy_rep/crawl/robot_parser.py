@@ -22,7 +22,7 @@ from w3lib.url import safe_url_string
 
 from scrapy_rep.core.robots_file import RobotsTxt
 from scrapy_rep.core.tokens import CrawlerTokens
-from scrapy_rep.crawl._checks import settings_tokens
+from scrapy_rep.crawl._tokens import settings_tokens
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

@@ -30,7 +30,7 @@ Deferred[OriginReport]`` and, as Scrapy's middleware has, ``robot_parser(request
 from __future__ import annotations
 
 import uuid
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from scrapy import signals
@@ -38,22 +38,21 @@ from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
 from scrapy.http import Request, Response, TextResponse
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
-from twisted.internet.defer import Deferred, maybeDeferred, succeed
+from twisted.internet.defer import Deferred, gatherResults, maybeDeferred, succeed
 
 from scrapy_rep.core.origin import origin as url_origin
 from scrapy_rep.core.robots_file import RobotsTxt
+from scrapy_rep.core.sources import Statement, UsageDocument, needed_documents
 from scrapy_rep.core.stats import RESCHEDULED
-from scrapy_rep.core.tdmrep import TdmFile, TdmRule
-from scrapy_rep.core.usage import NO_PREFERENCE, UsagePrefs
 from scrapy_rep.crawl import _compat
-from scrapy_rep.crawl._cache import RUN, OriginKeys, OriginReport, OriginState
-from scrapy_rep.crawl._checks import settings_tokens
+from scrapy_rep.crawl._cache import RUN, DocumentKind, OriginKeys, OriginReport, OriginState
 from scrapy_rep.crawl._drops import Drops
 from scrapy_rep.crawl._events import Events
 from scrapy_rep.crawl._fetch import Fetcher
-from scrapy_rep.crawl._parts import build_parts
-from scrapy_rep.crawl._resolver import ResolverListener
+from scrapy_rep.crawl._parts import UsageResolver, build_parts
+from scrapy_rep.crawl._resolver import Resolver
 from scrapy_rep.crawl._settings import MiddlewareSettings
+from scrapy_rep.crawl._tokens import settings_tokens
 from scrapy_rep.crawl._verdict import Verdicts
 from scrapy_rep.crawl.robot_parser import RobotParser
 from scrapy_rep.storage.held import open_held
@@ -80,9 +79,9 @@ _GATED = "_robotstxt_gated"
 _DISALLOW_ALL = RobotsTxt.parse(b"User-agent: *\nDisallow: /\n")
 
 
-class RobotsTxtMiddleware(ResolverListener):
-    """Downloader middleware + request_scheduled gate; see the module docstring. It listens
-    to the resolver (``announced``: log and signal a new state)."""
+class RobotsTxtMiddleware:
+    """Downloader middleware + request_scheduled gate; see the module docstring. The robots.txt
+    resolver tells it of each new state (``announced``: log and signal it)."""
 
     def __init__(
         self,
@@ -114,19 +113,15 @@ class RobotsTxtMiddleware(ResolverListener):
         self._verdicts = Verdicts(crawler, tokens, self._events, self._drops, config.purpose)
         self._config = config
         self._hold_timeout = config.hold_timeout
+
+        def fetcher_for(kind: DocumentKind[Any]) -> Fetcher:
+            timeout, keys = config.fetch_timeout, config.fetch_meta_keys
+            return Fetcher(crawler, kind, self._events, timeout=timeout, meta_keys=keys)
+
         parts = build_parts(
             clock=clock,
             store=store,
-            fetcher=Fetcher(
-                crawler, timeout=config.fetch_timeout, meta_keys=config.fetch_meta_keys
-            ),
-            tdm_fetcher=Fetcher(
-                crawler,
-                "tdmrep.json",
-                "tdmrep",
-                timeout=config.fetch_timeout,
-                meta_keys=config.fetch_meta_keys,
-            ),
+            fetcher_for=fetcher_for,
             events=self._events,
             config=config,
             owner=uuid.uuid4().hex,
@@ -134,15 +129,16 @@ class RobotsTxtMiddleware(ResolverListener):
             closing=lambda: _compat.close_requested(crawler.engine),
             wake=lambda: _compat.wake(crawler.engine),
             crawl_delay=self._verdicts.crawl_delay_of if config.crawl_delay else None,
-            listeners=(self,),
+            announce=self.announced,
             drops=self._drops,
+            documents=config.usage_documents,
         )
-        self._cache, self._resolver, self._holds = parts.cache, parts.resolver, parts.holds
-        self._tdm = parts.tdm
+        self._parts = parts
+        self._resolver, self._holds = parts.resolver, parts.holds
         self._concurrent_requests = crawler.settings.getint("CONCURRENT_REQUESTS")
-        # The gate waits for tdmrep.json only when a declared purpose is one a TDM
-        # reservation speaks for; otherwise it is never fetched (``tdm_file`` aside).
-        self._gate_tdm = config.purpose.needs_tdm
+        # The usage documents the gate waits for: those a declared purpose needs (tdmrep.json
+        # for train-ai); the others are never fetched by the crawl (``documents`` aside).
+        self._needed = _needed(parts.documents, config.purpose.labels)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RobotsTxtMiddleware:
@@ -175,14 +171,14 @@ class RobotsTxtMiddleware(ResolverListener):
             self._holds.hold(origin, request)
             self._say_waiting(state)
             raise IgnoreRequest("held until robots.txt is known")
-        tdm = None
-        if self._gate_tdm:
-            tdm = self._tdm.get(origin)
-            if tdm is None and self._verdicts.crawlable(state, request):
-                # The declared purpose needs the origin's TDM reservation: wait for it too.
-                self._holds.hold(origin, request, until=self._tdm.known)
-                raise IgnoreRequest("held until tdmrep.json is known")
-        self._verdicts.at_gate(state, request, tdm)
+        known: Known = ()
+        if self._needed:
+            known, missing = self._documents_known(origin, request)
+            if missing is not None and self._verdicts.crawlable(state, request):
+                # The declared purpose needs this document of the origin: wait for it too.
+                self._holds.hold(origin, request, until=missing)
+                raise IgnoreRequest(f"held until {missing.kind.name} is known")
+        self._verdicts.at_gate(state, request, known)
         meta[_GATED] = state.generation
 
     def _final_gate(
@@ -204,9 +200,12 @@ class RobotsTxtMiddleware(ResolverListener):
                 if state.crawl_delay is not None:
                     self._verdicts.apply_crawl_delay(request, state.crawl_delay)
                 return None
-            if self._gate_tdm and self._tdm.get(origin) is None:
-                return self._check_later(succeed(state), request)
-            self._verdicts.at_download(state, request, self._tdm_of(origin))
+            known: Known = ()
+            if self._needed:
+                known, missing = self._documents_known(origin, request)
+                if missing is not None:
+                    return self._check_later(succeed(state), request)
+            self._verdicts.at_download(state, request, known)
             return None
         if state is None and isinstance(gated, int) and gated >> 32 == RUN:
             # The gate allowed it in this process and the origin's state was evicted from the
@@ -231,7 +230,7 @@ class RobotsTxtMiddleware(ResolverListener):
     #: The final gate, just before download (``async def`` on Scrapy >= 2.14, as its own).
     process_request = _compat.process_request(_final_gate)
 
-    def _say_waiting(self, state: OriginState | None) -> None:
+    def _say_waiting(self, state: OriginState[RobotsTxt] | None) -> None:
         """Requests wait for an origin's robots.txt: say why (once per origin). An origin
         still being fetched for the first time is not announced (the usual case)."""
         if state is not None:
@@ -278,28 +277,50 @@ class RobotsTxtMiddleware(ResolverListener):
             if left:
                 _compat.rejoin_active(engine, request)
 
-    async def _check_later(self, waiter: Deferred[OriginState], request: Request) -> None:
+    async def _check_later(
+        self, waiter: Deferred[OriginState[RobotsTxt]], request: Request
+    ) -> None:
         state = await self._off_active(waiter, request)
-        tdm = None
-        if self._gate_tdm:
-            tdm = await self._off_active(self._tdm.known(state.origin, request), request)
-        self._verdicts.at_download(state, request, tdm)
+        known: list[tuple[UsageDocument, OriginState[Any]]] = []
+        for used in self._needed:
+            document = await self._off_active(used.resolver.wait(state.origin, request), request)
+            known.append((used.document, document))
+        self._verdicts.at_download(state, request, known)
 
-    def _tdm_of(self, origin: str) -> TdmFile | None:
-        return self._tdm.get(origin) if self._gate_tdm else None
+    def _documents_known(self, origin: str, request: Request) -> tuple[Known, Resolver[Any] | None]:
+        """The needed usage documents of ``origin`` known here, and the resolver of the first
+        one that is not (None: all are)."""
+        now = self._clock.seconds()
+        known: list[tuple[UsageDocument, OriginState[Any]]] = []
+        for used in self._needed:
+            state = used.resolver.state(origin, now, request)
+            if state is None:
+                return known, used.resolver
+            known.append((used.document, state))
+        return known, None
 
     def intake_room(self) -> Deferred[None] | None:
         """For ``StartIntakeMiddleware``: None when a start request may be taken now, else a
         Deferred fired when it may (fewer than CONCURRENT_REQUESTS origins being resolved)."""
         return self._resolver.room(self._concurrent_requests)
 
-    def tdm_file(self, url: str) -> Deferred[TdmFile]:
-        """The tdmrep.json of ``url``'s origin, fetched once as the gate fetches it (the
-        explain command); no rules when robots.txt does not apply to ``url``."""
+    def documents(
+        self, url: str, labels: Sequence[str]
+    ) -> Deferred[list[tuple[UsageDocument, OriginState[Any]]]]:
+        """The usage documents a crawl declaring ``labels`` needs for ``url``'s origin, each
+        resolved once as the gate resolves it (the explain command); none when robots.txt
+        does not apply to ``url``."""
         origin = url_origin(url)
-        if origin is None:
-            return succeed(TdmFile(()))
-        return self._tdm.known(origin)
+        needed = _needed(self._parts.documents, labels)
+        if origin is None or not needed:
+            return succeed([])
+        trigger = Request(url)
+
+        def pair(state: OriginState[Any], used: UsageResolver) -> tuple[UsageDocument, Any]:
+            return used.document, state
+
+        found = [used.resolver.resolve(origin, trigger).addCallback(pair, used) for used in needed]
+        return gatherResults(found, consumeErrors=True)
 
     # -- wiring the parts -----------------------------------------------------
 
@@ -334,16 +355,19 @@ class RobotsTxtMiddleware(ResolverListener):
             return self._verdicts.parser(_DISALLOW_ALL)
         return None
 
-    def usage_sources(self, request: Request) -> tuple[UsagePrefs, TdmRule | None]:
-        """For the page level: what the crawl's robots.txt states of ``request``'s URL (no
-        preference while its origin is not known here), and the tdmrep.json rule that applies
-        to it (None when there is none, or when no purpose needs the file)."""
+    def usage_statements(self, request: Request) -> list[Statement]:
+        """For the page level: what the sources known before fetching state of ``request``'s
+        URL — robots.txt (nothing while its origin is not known here) and the usage documents
+        the declared purpose needs — as the gate saw them."""
         origin = self._keys.origin(urlparse_cached(request))
         if origin is None:
-            return NO_PREFERENCE, None
-        prefs = self._verdicts.usage(self._cache.peek(origin), request, None)
-        tdm = self._tdm_of(origin)
-        return prefs, tdm.reservation(request.url) if tdm is not None else None
+            return []
+        known: list[tuple[UsageDocument, OriginState[Any]]] = []
+        for used in self._needed:
+            state = used.resolver.peek(origin)
+            if state is not None:
+                known.append((used.document, state))
+        return self._verdicts.statements(self._resolver.peek(origin), request, known)
 
     def _crawl(self, request: Request) -> None:
         engine = self.crawler.engine
@@ -352,24 +376,25 @@ class RobotsTxtMiddleware(ResolverListener):
 
     def announced(
         self,
-        state: OriginState,
-        previous: OriginState | None,
+        state: OriginState[RobotsTxt],
+        previous: OriginState[RobotsTxt] | None,
         now: float,
         trigger: Request | None,
         from_store: bool,
     ) -> None:
-        """Log a new state; send ``robots_parsed`` for new rules."""
+        """Log a new robots.txt state; send ``robots_parsed`` for new rules."""
         waiting = state.serving.kind == "hold" and self._holds.wanted(state.origin)
         self._events.resolved(state, previous, now, from_store=from_store, waiting=waiting)
         if waiting:
             self._events.holding(state, now, self._hold_timeout)
-        if state.robots is None or (previous is not None and previous.robots is state.robots):
+        robots = state.document
+        if robots is None or (previous is not None and previous.document is robots):
             return
         # As Scrapy's own middleware: async handlers run, with the request whose robots.txt
         # this is. Unlike Scrapy's, the origin's requests do not wait for the handlers: the
         # state must serve the moment it is installed (an LRU of one evicts it otherwise).
         _compat.send_robots_parsed(
-            self.crawler.signals, robotparser=self._verdicts.parser(state.robots), request=trigger
+            self.crawler.signals, robotparser=self._verdicts.parser(robots), request=trigger
         )
 
     # -- crawl lifecycle ------------------------------------------------------
@@ -382,8 +407,7 @@ class RobotsTxtMiddleware(ResolverListener):
         if (
             self._drops.pending()
             or self._holds.busy()
-            or self._resolver.busy()
-            or self._tdm.busy()
+            or self._parts.busy()
             or self._holds.pending_elsewhere()
         ):
             raise DontCloseSpider
@@ -408,3 +432,13 @@ class RobotsTxtMiddleware(ResolverListener):
         closed = maybeDeferred(self._store.close)
         closed.addErrback(lambda failure: self._events.store_failed(failure.getErrorMessage()))
         await maybe_deferred_to_future(closed)
+
+
+#: The usage documents known for an origin, each with its state (what the gate uses).
+Known = Sequence[tuple[UsageDocument, OriginState[Any]]]
+
+
+def _needed(documents: Sequence[UsageResolver], labels: Sequence[str]) -> tuple[UsageResolver, ...]:
+    """The usage documents a crawl declaring ``labels`` waits for (SPEC G2)."""
+    wanted = needed_documents([used.document for used in documents], labels)
+    return tuple(used for used in documents if used.document in wanted)

@@ -1,12 +1,14 @@
 """Which store a crawl opens and how: ``StoreOptions``, its defaults, and the one place a
 ``REP_STORE`` URL is told apart (``store_kind``). The REP_* settings that fill it are read and
-checked in ``scrapy_rep.crawl._settings``."""
+checked in ``scrapy_rep.crawl._settings``, with the defaults of ``scrapy_rep.core.settings``."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+from scrapy_rep.core.settings import default
 
 __all__ = [
     "DEFAULT_ENTRY_TTL",
@@ -25,15 +27,15 @@ _DAY = 86400.0
 #: File name of the default SQLite store inside JOBDIR.
 JOBDIR_STORE_FILE = "robotstxt.sqlite3"
 #: Key prefix (REP_STORE_PREFIX) so several projects can share one Redis database or SQLite file.
-DEFAULT_PREFIX = "scrapy-rep:"
+DEFAULT_PREFIX: str = default("REP_STORE_PREFIX")
 #: Seconds a store call may wait (REP_STORE_TIMEOUT): Redis socket timeouts, SQLite busy timeout.
-DEFAULT_TIMEOUT = 2.0
+DEFAULT_TIMEOUT: float = default("REP_STORE_TIMEOUT")
 #: Seconds an entry is kept after its last write: longer than the 30 days a last good copy may
 #: serve (SPEC B3), so nothing the middleware could still use disappears, yet entries expire.
 DEFAULT_ENTRY_TTL = 40 * _DAY
 #: Origins the default in-memory store keeps (REP_MEMORY_STORE_SIZE), least recently used
-#: evicted: about 10,000 x the median robots.txt size (a few KiB) stays in tens of MiB.
-DEFAULT_MEMORY_STORE_SIZE = 10000
+#: evicted.
+DEFAULT_MEMORY_STORE_SIZE: int = default("REP_MEMORY_STORE_SIZE")
 
 StoreKind = Literal["memory", "sqlite", "redis"]
 

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from twisted.internet import task
 
+from scrapy_rep.core.settings import default
 from scrapy_rep.core.stats import (
     HELD_ADOPTED,
     HELD_DROPPED_ON_CLOSE,
@@ -59,7 +60,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 #: Seconds after its last heartbeat that a process's held requests may be adopted.
-DEFAULT_OWNER_TTL = 30.0
+DEFAULT_OWNER_TTL: float = default("REP_HELD_OWNER_TTL")
 
 
 class RedisHeld:

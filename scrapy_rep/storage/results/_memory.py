@@ -9,11 +9,11 @@ meets.
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 
 from twisted.internet.defer import Deferred, succeed
 
+from scrapy_rep.core.lru import LRU
 from scrapy_rep.storage.options import DEFAULT_ENTRY_TTL, DEFAULT_MEMORY_STORE_SIZE
 from scrapy_rep.storage.results._base import StoredRobots
 
@@ -32,8 +32,8 @@ class MemoryStore:
         self._size = size
         self._entry_ttl = entry_ttl
         self._now = clock
-        # origin -> (entry, written at); most recently used last.
-        self._entries: OrderedDict[str, tuple[StoredRobots, float]] = OrderedDict()
+        # origin -> (entry, written at).
+        self._entries: LRU[str, tuple[StoredRobots, float]] = LRU(size)
         self._leases: dict[str, tuple[str, float]] = {}
 
     def __len__(self) -> int:
@@ -44,17 +44,12 @@ class MemoryStore:
         if item is None:
             return succeed(None)
         if item[1] + self._entry_ttl <= self._now():
-            del self._entries[origin]
+            self._entries.pop(origin)
             return succeed(None)
-        self._entries.move_to_end(origin)
         return succeed(item[0])
 
     def put(self, origin: str, entry: StoredRobots) -> Deferred[None]:
-        now = self._now()
-        self._entries[origin] = (entry, now)
-        self._entries.move_to_end(origin)
-        while len(self._entries) > self._size:
-            self._entries.popitem(last=False)
+        self._entries.put(origin, (entry, self._now()))
         return succeed(None)
 
     def acquire_lease(self, origin: str, owner: str, ttl: float) -> Deferred[bool]:

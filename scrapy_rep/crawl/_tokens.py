@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
 __all__ = ["settings_tokens", "warn_about_tokens"]
 
+# The one log line of crawl/ outside _events.py: these warnings are given while the settings
+# are read (the add-on's update_settings), before any component that holds an Events exists.
 logger = logging.getLogger("scrapy_rep")
 
 # Per settings object (a crawler's settings live as long as the crawler), by id:

@@ -1,4 +1,5 @@
-"""Requests waiting for an origin's robots.txt: hold, wait, release, expire, let go on close.
+"""``Holds``: requests waiting for an origin's robots.txt (or a usage document a declared
+purpose needs): hold, wait, release, expire, let go on close.
 
 Two kinds wait here (SPEC B2: an origin whose robots.txt is unknown or unreachable is
 disallowed for now, so nothing of it is downloaded):
@@ -9,9 +10,9 @@ disallowed for now, so nothing of it is downloaded):
   to the scheduler (``crawl``) when what they wait for is known;
 - *waiters*: ``engine.download`` callers waiting in process_request (a Deferred each).
 
-Interest is registered, not called back into: per origin, one Deferred from the resolver's
-``wait`` (robots.txt) and, for the gate's TDM check, one from ``TdmFiles.known``. When one
-fires, the origin's requests are sent on the next reactor turn, so the gate they pass again
+Interest is registered, not called back into: per origin and document, one Deferred from
+that document's resolver's ``wait`` (robots.txt's, or a usage document's the gate needs). When
+one fires, the origin's requests are sent on the next reactor turn, so the gate they pass again
 never runs inside the resolver's own completion; when nothing waits for an origin any more,
 the Deferreds are cancelled, which withdraws the interest (an origin nobody waits for is not
 retried).
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
     from scrapy.http import Request
 
     from scrapy_rep.core.clock import Clock
+    from scrapy_rep.core.robots_file import RobotsTxt
     from scrapy_rep.crawl._cache import OriginState
     from scrapy_rep.crawl._drops import Drops
     from scrapy_rep.crawl._events import Events
@@ -67,7 +69,7 @@ class Holds:
         clock: Clock,
         events: Events,
         drops: Drops,
-        resolver: Resolver,
+        resolver: Resolver[RobotsTxt],
         hold_timeout: float,
         crawl: Callable[[Request], object],
         closing: Callable[[], bool],
@@ -94,7 +96,7 @@ class Holds:
         self._held: HeldRequests = held if held is not None else MemoryHeld()
         # Per origin: when each of its held requests was held (oldest first).
         self._since: dict[str, list[float]] = {}
-        self._waiting: dict[str, list[tuple[Deferred[OriginState], float]]] = {}
+        self._waiting: dict[str, list[tuple[Deferred[OriginState[RobotsTxt]], float]]] = {}
         # Origins whose held requests go to the scheduler on the next tick: restored from an
         # earlier run or adopted from a dead fleet process (back through the gate, not counted
         # as released), or released but not taken by the scheduler (``_unsent``).
@@ -135,70 +137,55 @@ class Holds:
         elsewhere: Callable[[], bool] | None = getattr(self._held, "pending_elsewhere", None)
         return elsewhere is not None and elsewhere()
 
-    def hold(
-        self,
-        origin: str,
-        request: Request,
-        until: Callable[[str, Request | None], Deferred[Any]] | None = None,
-    ) -> None:
+    def hold(self, origin: str, request: Request, until: Resolver[Any] | None = None) -> None:
         """Keep ``request`` until ``origin``'s robots.txt serves or, given ``until`` (the
-        origin's tdmrep.json: ``TdmFiles.known``, asked once per origin), until that fires;
-        then it goes back through the gate."""
+        resolver of a usage document the gate needs, asked once per origin), until that
+        document is known; then it goes back through the gate."""
         if self._closed:
             self._drops.drop(origin, [request], self._closed_why(origin))
             return
         self._held.add(origin, request)
         self._since.setdefault(origin, []).append(self._clock.seconds())
         self._events.count(HELD)
-        if until is None:
-            self._interested(origin, "robots.txt", request)
-        else:
-            self._interested(origin, "tdmrep.json", request, until)
+        self._interested(origin, until or self._resolver, request)
         self._start_tick()
 
-    def wait(self, origin: str, request: Request | None = None) -> Deferred[OriginState]:
+    def wait(self, origin: str, request: Request | None = None) -> Deferred[OriginState[RobotsTxt]]:
         """A Deferred fired with the origin's state once it serves (or failed)."""
-        waiter: Deferred[OriginState] = Deferred()
+        waiter: Deferred[OriginState[RobotsTxt]] = Deferred()
         if self._closed:
             waiter.errback(self._closed_why(origin).exception())
             return waiter
         self._waiting.setdefault(origin, []).append((waiter, self._clock.seconds()))
-        self._interested(origin, "robots.txt", request)
+        self._interested(origin, self._resolver, request)
         self._start_tick()
         return waiter
 
-    def _interested(
-        self,
-        origin: str,
-        what: str,
-        trigger: Request | None,
-        known: Callable[[str, Request | None], Deferred[Any]] | None = None,
-    ) -> None:
-        """Register interest in ``what`` of ``origin`` (one per origin and thing): the
-        resolver's ``wait``, or ``known`` for another thing."""
+    def _interested(self, origin: str, resolver: Resolver[Any], trigger: Request | None) -> None:
+        """Register interest in ``origin``'s document of ``resolver`` (one per origin and
+        document)."""
+        what = resolver.kind.name
         if (origin, what) in self._interest:
             return
-        found = (
-            known(origin, trigger) if known is not None else self._resolver.wait(origin, trigger)
-        )
+        found = resolver.wait(origin, trigger)
         self._interest[origin, what] = found
         found.addCallbacks(self._known, _cancelled, callbackArgs=(origin, what))
 
-    def _known(self, result: object, origin: str, what: str) -> None:
+    def _known(self, result: OriginState[Any], origin: str, what: str) -> None:
         if self._interest.get((origin, what)) is None:
             return
         del self._interest[origin, what]
         state = None
-        if what == "robots.txt":
+        if what == self._resolver.kind.name:
             # Waiters resume in process_request, which asks nothing of the resolver.
-            state = cast("OriginState", result)
+            state = cast("OriginState[RobotsTxt]", result)
             for waiter, _since in self._waiting.pop(origin, []):
                 waiter.callback(state)
         # Held requests on the next turn: sending them re-enters the gate, which must not
         # run inside the completion of what fired this.
         self._clock.callLater(0, self._release, origin, state)
 
-    def _release(self, origin: str, state: OriginState | None) -> None:
+    def _release(self, origin: str, state: OriginState[RobotsTxt] | None) -> None:
         """What ``origin``'s held requests waited for is known: back to the scheduler
         (through the gate again, which holds them anew if something is still unknown)."""
         if self._closed:
@@ -214,10 +201,8 @@ class Holds:
         """Nothing waits for ``origin`` any more: withdraw the interest registered for it."""
         if self.wanted(origin):
             return
-        for what in ("robots.txt", "tdmrep.json"):
-            known = self._interest.pop((origin, what), None)
-            if known is not None:
-                known.cancel()
+        for key in [key for key in self._interest if key[0] == origin]:
+            self._interest.pop(key).cancel()
 
     def _send(self, origin: str, *, released: bool) -> None:
         """Take ``origin``'s held requests and send them to the scheduler one by one.
@@ -326,7 +311,7 @@ class Holds:
         self,
         origin: str,
         held: list[Request],
-        waiters: list[Deferred[OriginState]],
+        waiters: list[Deferred[OriginState[RobotsTxt]]],
         why: str,
         *,
         gave_up: bool,

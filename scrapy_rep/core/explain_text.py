@@ -1,0 +1,201 @@
+"""Explanations as text for people: what ``scrapy robots`` and ``python -m scrapy_rep`` print,
+the demo's report and the crawl's log lines (``duration``). Pure (no Scrapy).
+
+``scrapy_rep.core.explain`` builds the JSON-able explanations; this module only formats them
+(``format_explanation`` for a whole entry, and each part on its own).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+from scrapy_rep.core.explain import origin_source
+
+__all__ = [
+    "describe_origin",
+    "duration",
+    "format_document",
+    "format_explanation",
+    "format_page",
+    "format_purpose",
+    "format_rule",
+    "format_source",
+    "format_usage",
+]
+
+
+def format_explanation(entries: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> str:
+    """The text ``scrapy robots`` prints for one explanation or a list of them, one block per
+    URL."""
+    if isinstance(entries, Mapping):
+        entries = [entries]
+    blocks = []
+    for entry in entries:
+        verdict = "ALLOWED" if entry["allowed"] else "DISALLOWED"
+        lines = [f"{verdict}  {entry['url']}"]
+        if entry.get("decided_by", "rules") == "rules":
+            lines.append(f"  rule:   {format_rule(entry.get('rule'))}")
+            lines.append(f"  group:  {entry['reason']}")
+        else:
+            lines.append(f"  why:    {entry['reason']}")
+        lines.append(f"  tokens: {', '.join(entry['tokens']) or '(none: only * applies)'}")
+        lines.append(f"  source: {format_source(entry['source'])}")
+        for document in entry.get("documents", ()):
+            lines.append(f"  {document['name']}: {format_document(document)}")
+        if _stated(entry):
+            # What the sources known before fetching say: the crawl's gate decides on it.
+            lines.append(f"  usage:  {format_usage(entry['usage'])}")
+        if entry.get("purpose") is not None:
+            lines.append(f"  purpose: {format_purpose(entry['purpose'])}")
+        page = entry.get("page")
+        if page is not None:
+            lines.append(f"  page:   {format_page(page, entry['url'])}")
+            if _stated(page):
+                # With the page's own statements: the crawl's page level decides on it.
+                lines.append(f"    usage:   {format_usage(page['usage'])}")
+            if page.get("purpose") is not None:
+                lines.append(f"    purpose: {format_purpose(page['purpose'])}")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def format_rule(rule: Mapping[str, Any] | None) -> str:
+    """``line 7: Disallow: /private/`` (the line as written when known).
+
+    An index.html allow that decided through the ``/dir/$`` rule Google derives
+    from it says so: ``line 4: Allow: /d/index.html, which Google also reads as
+    Allow: /d/$``.
+    """
+    if rule is None:
+        return "no rule matched"
+    kind = "Allow" if rule["allow"] else "Disallow"
+    text = rule.get("text")
+    if not text:
+        return f"line {rule['line']}: {kind}: {rule['pattern']}"
+    pattern = str(rule.get("pattern") or "")
+    if pattern.endswith("/$") and "/index.htm" in text:
+        # SPEC A6: the rule that decided is the one Google derives from it.
+        return f"line {rule['line']}: {text}, which Google also reads as {kind}: {pattern}"
+    return f"line {rule['line']}: {text}"
+
+
+def describe_origin(report: Any) -> str:
+    """One line on an origin's robots.txt from its ``OriginReport``: outcome, status, lifetime."""
+    return format_source(origin_source(report))
+
+
+def format_document(document: Mapping[str, Any]) -> str:
+    """``2 rule(s) (HTTP 200)``, or why a usage document states nothing."""
+    status = f"HTTP {document['status']}" if document.get("status") is not None else None
+    outcome = document.get("outcome")
+    if outcome == "ok":
+        return f"{document.get('summary')} ({status or 'fetched'})"
+    if outcome == "no_robots":
+        return f"none ({status or document.get('error') or 'not found'}): states nothing"
+    failure = document.get("error") or status or "not fetched"
+    return f"could not be fetched ({failure}): states nothing for now"
+
+
+# How each OriginReport outcome reads (SPEC B2).
+_OUTCOMES = {
+    "ok": "fetched",
+    "no_robots": "no robots.txt, everything allowed",
+    "unreachable": "unreachable, the whole origin is disallowed for now",
+    "allow_all": "unreachable for too long, everything allowed",
+}
+
+
+def format_source(source: Mapping[str, Any]) -> str:
+    """One line on where the robots.txt came from and what fetching it gave."""
+    if "file" in source:
+        return "stdin" if source["file"] == "-" else f"local file {source['file']}"
+    if source.get("given"):
+        return "given by the caller"
+    outcome = source.get("outcome")
+    parts = [f"{source.get('origin')}/robots.txt: {_OUTCOMES.get(str(outcome), outcome)}"]
+    if source.get("status") is not None:
+        parts.append(f"HTTP {source['status']}")
+    redirects = source.get("redirects") or []
+    if isinstance(redirects, list) and redirects:
+        many = len(redirects) != 1
+        parts.append(f"{len(redirects)} redirect{'s' if many else ''} (to {redirects[-1]})")
+    if source.get("truncated"):
+        parts.append("truncated at 500 KiB")
+    if source.get("stale"):
+        parts.append("stale copy in use (refresh failing)")
+    fetched, expires = source.get("fetched_at"), source.get("expires_at")
+    if isinstance(fetched, (int, float)) and isinstance(expires, (int, float)):
+        parts.append(f"lifetime {duration(expires - fetched)} (until {_timestamp(expires)})")
+    if source.get("crawl_delay") is not None:
+        parts.append(f"Crawl-delay {source['crawl_delay']:g}s")
+    if source.get("error"):
+        parts.append(f"error: {source['error']}")
+    return ", ".join(parts)
+
+
+def _stated(entry: Mapping[str, Any]) -> bool:
+    """Show an entry's usage line: something is stated, or a purpose asks about it."""
+    usage = entry.get("usage")
+    if usage is None:
+        return False
+    return entry.get("purpose") is not None or any(
+        found["value"] is not None for found in usage.values()
+    )
+
+
+def format_usage(usage: Mapping[str, Any]) -> str:
+    """``train-ai: disallowed (robots.txt line 4: …); ai-use: not stated; …``."""
+    words = {True: "allowed", False: "disallowed", None: "not stated"}
+    parts = []
+    for label, found in usage.items():
+        text = f"{label}: {words[found['value']]}"
+        if found["sources"]:
+            text += f" ({'; '.join(found['sources'])})"
+        parts.append(text)
+    return "; ".join(parts)
+
+
+def format_purpose(purpose: Mapping[str, Any]) -> str:
+    """``train-ai: used`` or ``train-ai: not used (train-ai disallowed by …)``."""
+    labels = ", ".join(purpose["labels"]) + (" (strict)" if purpose.get("strict") else "")
+    if purpose["used"]:
+        return f"{labels}: its content would be used"
+    return f"{labels}: not used ({purpose['reason'] or 'not fetched: robots.txt disallows it'})"
+
+
+def format_page(page: Mapping[str, Any], requested: str | None = None) -> str:
+    """``HTTP 200, nofollow (*: nofollow; otherbot: noindex)`` for a fetched page.
+
+    The page's URL is shown when it is not ``requested`` (a redirect was followed).
+    """
+    if page.get("error"):
+        return f"not fetched: {page['error']}"
+    verdicts = [name for name in ("noindex", "nofollow") if page.get(name)]
+    parts = [f"HTTP {page.get('status')}", " + ".join(verdicts) or "index, follow"]
+    if page.get("unavailable_after"):
+        parts.append(f"unavailable_after {page['unavailable_after']}")
+    directives = page.get("directives") or {}
+    found = "; ".join(f"{agent}: {', '.join(d)}" for agent, d in directives.items())
+    text = ", ".join(parts) + f" ({found or 'no robots meta tags or X-Robots-Tag'})"
+    return text if page.get("url") in (None, requested) else f"{text}, at {page['url']}"
+
+
+def duration(seconds: float) -> str:
+    """``20s``, ``1.5m``, ``23h``, ``1d`` (whole days only), ``never`` (infinite)."""
+    if math.isinf(seconds):
+        return "never"
+    seconds = max(0.0, seconds)
+    if seconds >= 86400 and seconds % 86400 == 0:
+        return f"{seconds / 86400:g}d"
+    if seconds >= 3600:
+        return f"{seconds / 3600:.3g}h"
+    if seconds >= 60:
+        return f"{seconds / 60:.3g}m"
+    return f"{seconds:.3g}s"
+
+
+def _timestamp(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")

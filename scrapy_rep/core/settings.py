@@ -1,0 +1,390 @@
+"""Every REP_* setting in one table (``SETTINGS``): its name, default, check and meaning.
+
+Pure: no Scrapy. ``scrapy_rep.crawl._settings`` reads each setting through its row, ``Limits``
+and the store options take their defaults from it, and README's settings tables say the same
+(tests/test_settings_table.py keeps them equal). A row's check takes the configured value and
+returns it checked (seconds as a float, a list as a tuple) or raises ValueError naming the
+setting and what it must be.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+__all__ = ["SETTINGS", "USAGE_SOURCES_BASE", "Check", "Setting", "default", "switch"]
+
+T = TypeVar("T")
+
+_DAY = 86400
+#: What REP_PAGE_NOINDEX and REP_USAGE_ITEMS do with an item: set a field, or drop it.
+_ITEM_MODES = ("mark", "drop")
+
+
+def _none(value: object) -> bool:
+    return value is None
+
+
+def _blank(value: object) -> bool:
+    return value is None or value == ""
+
+
+def _empty(value: object) -> bool:
+    return not value
+
+
+@dataclass(frozen=True)
+class Check(Generic[T]):
+    """How a kind of setting is checked: ``parse(name, value)`` returns the value checked or
+    raises ValueError naming the setting; a value ``unset`` accepts means "not set" (the
+    setting's default applies)."""
+
+    parse: Callable[[str, Any], T]
+    unset: Callable[[object], bool] = _none
+
+
+@dataclass(frozen=True)
+class Setting(Generic[T]):
+    """One row: ``default`` as README writes it (86400, not 86400.0: the check makes seconds
+    floats), the check, and a one-line meaning."""
+
+    name: str
+    default: object
+    check: Check[T]
+    doc: str
+
+    def value(self, raw: object = None) -> T:
+        """``raw`` (the configured value; None: not set) checked, or the default checked."""
+        return self.check.parse(self.name, self.default if self.check.unset(raw) else raw)
+
+
+def default(name: str) -> Any:
+    """The default of setting ``name`` as the crawl runs with it (checked)."""
+    return SETTINGS[name].value()
+
+
+def switch(name: str, value: Any) -> bool:
+    """``value`` read as Scrapy's ``getbool`` reads it: 1/0, True/False, and their strings."""
+    try:
+        return bool(int(value))
+    except (TypeError, ValueError):
+        if value in ("True", "true"):
+            return True
+        if value in ("False", "false"):
+            return False
+        raise ValueError(f"{name} must be True or False, got {value!r}") from None
+
+
+def _number(name: str, value: Any) -> float:
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
+    if number != number:  # NaN
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    return number
+
+
+def _seconds(name: str, value: Any) -> float:
+    seconds = _number(name, value)
+    if seconds < 0:
+        raise ValueError(f"{name} must be >= 0 (seconds), got {value!r}")
+    return seconds
+
+
+def _positive(name: str, value: Any) -> float:
+    seconds = _number(name, value)
+    if not 0 < seconds < float("inf"):
+        raise ValueError(f"{name} must be a number of seconds > 0, got {value!r}")
+    return seconds
+
+
+def _count(name: str, value: Any) -> int:
+    size = _number(name, value)
+    if not 1 <= size < float("inf") or size != int(size):
+        raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
+    return int(size)
+
+
+def _attempts(name: str, value: Any) -> int:
+    count = _number(name, value)
+    if not 0 <= count < float("inf") or count != int(count):
+        raise ValueError(f"{name} must be a whole number >= 0 (0: never), got {value!r}")
+    return int(count)
+
+
+def _strings(what: str) -> Callable[[str, Any], tuple[str, ...]]:
+    """A list of strings (a comma-separated string works too), without duplicates."""
+
+    def parse(name: str, value: Any) -> tuple[str, ...]:
+        if isinstance(value, str):
+            value = [part.strip() for part in value.split(",") if part.strip()]
+        if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+            raise ValueError(f"{name} must be a list of {what}, got {value!r}")
+        return tuple(dict.fromkeys(value))
+
+    return parse
+
+
+def _text(name: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be a string, got {value!r}")
+    return value
+
+
+def _field(name: str, value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{name} must be a field name, got {value!r}")
+    return value
+
+
+def _item_mode(name: str, value: Any) -> str:
+    mode = str(value).lower()
+    if mode not in _ITEM_MODES:
+        raise ValueError(f"{name} must be 'mark' or 'drop', got {value!r}")
+    return mode
+
+
+def _store_url(name: str, value: Any) -> str | None:
+    # Which URLs name a store is told by ``storage.options.store_kind``, when it is opened.
+    if not value:
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be a URL string, got {value!r}")
+    return value
+
+
+def _as_given(name: str, value: Any) -> Any:
+    return value
+
+
+#: The usage documents every crawl knows (REP_USAGE_SOURCES adds to them, None removes one):
+#: import path -> order, as Scrapy's component settings are written.
+USAGE_SOURCES_BASE: Mapping[str, int] = {"scrapy_rep.core.tdmrep.TDMREP": 100}
+
+
+def _sources(name: str, value: Any) -> tuple[str, ...]:
+    """REP_USAGE_SOURCES merged over ``USAGE_SOURCES_BASE``: the import paths, in order."""
+    if isinstance(value, str):  # `-s REP_USAGE_SOURCES='{"…": 200}'`, as Scrapy's getdict reads it
+        try:
+            value = json.loads(value)
+        except ValueError:
+            pass
+    if not isinstance(value, Mapping) or not all(isinstance(key, str) for key in value):
+        raise ValueError(
+            f"{name} must be a dict of import paths to orders, as "
+            f'{{"myproject.sources.MySource": 200}}, got {value!r}'
+        )
+    merged: dict[str, Any] = {**USAGE_SOURCES_BASE, **value}
+    for path, order in merged.items():
+        if order is not None and (isinstance(order, bool) or not isinstance(order, int | float)):
+            raise ValueError(
+                f"{name}: the order of {path!r} must be a number or None, got {order!r}"
+            )
+    kept = [(order, path) for path, order in merged.items() if order is not None]
+    return tuple(path for _order, path in sorted(kept))
+
+
+# A number left blank ("", as `-s NAME=` gives) and an empty item mode mean "not set".
+_SECONDS = Check(_seconds, _blank)
+_POSITIVE = Check(_positive, _blank)
+_COUNT = Check(_count, _blank)
+_ATTEMPTS = Check(_attempts, _blank)
+_SWITCH = Check(switch)
+_ITEM_MODE = Check(_item_mode, _empty)
+_FIELD = Check(_field)
+_TEXT = Check(_text)
+_META_KEYS = Check(_strings("meta keys"))
+_SOURCES = Check(_sources)
+_LABELS = Check(_strings("labels"))
+_STORE_URL = Check(_store_url)
+# Read by ``scrapy_rep.core.tokens``, which warns about a bad token rather than refusing it.
+_TOKENS = Check(_as_given)
+
+#: Every REP_* setting, in README's order (its settings table, then its page-level one).
+SETTINGS: Mapping[str, Setting[Any]] = {
+    row.name: row
+    for row in (
+        Setting(
+            "REP_USER_AGENTS",
+            (),
+            _TOKENS,
+            "tokens to obey robots.txt as, in order of preference; wins over ROBOTSTXT_USER_AGENT",
+        ),
+        Setting(
+            "REP_CACHE_LIFETIME",
+            _DAY,
+            _SECONDS,
+            "seconds a fetched result is used without Cache-Control: max-age",
+        ),
+        Setting("REP_CACHE_MIN_LIFETIME", 60, _SECONDS, "lower bound for max-age (seconds)"),
+        Setting("REP_CACHE_MAX_LIFETIME", 7 * _DAY, _SECONDS, "upper bound for max-age (seconds)"),
+        Setting(
+            "REP_STALE_MAX_AGE",
+            30 * _DAY,
+            _SECONDS,
+            "seconds the last good copy may still serve while refreshes fail",
+        ),
+        Setting(
+            "REP_UNREACHABLE_ALLOW_AFTER",
+            30 * _DAY,
+            _SECONDS,
+            "seconds unreachable with no good copy after which everything is allowed (Google's)",
+        ),
+        Setting(
+            "REP_HOLD_TIMEOUT",
+            900,
+            _SECONDS,
+            "seconds a request may wait for its origin's robots.txt before the crawl stops waiting",
+        ),
+        Setting(
+            "REP_GIVE_UP_AFTER",
+            3,
+            _ATTEMPTS,
+            "failures in a row after which an idle crawl stops waiting for an origin (0: never)",
+        ),
+        Setting(
+            "REP_RETRY_DELAY",
+            30,
+            _SECONDS,
+            "first retry delay after a 5xx or network error; doubles per failure",
+        ),
+        Setting("REP_RETRY_FAST_DELAY", 5, _SECONDS, "first retry delay after 429 or 503"),
+        Setting("REP_RETRY_MAX_DELAY", 600, _SECONDS, "cap for retry delays, Retry-After included"),
+        # Each attempt: with the default retry schedule an origin whose robots.txt never
+        # answers is given up within 3 x 10 + 30 + 60 s (SPEC C4), not 3 x DOWNLOAD_TIMEOUT.
+        Setting(
+            "REP_FETCH_TIMEOUT",
+            10,
+            _POSITIVE,
+            "seconds a robots.txt or tdmrep.json download may take (or DOWNLOAD_TIMEOUT if lower)",
+        ),
+        # What decides where a request comes from and how it looks to the site (its download
+        # slot, its source address, a TLS-impersonation plugin's browser); the proxy is always
+        # copied. Not a browser-rendering switch (``playwright``, ``splash``,
+        # ``zyte_api_automap``): robots.txt is a text file that must be read as served, not
+        # rendered by a browser (which wraps it in HTML) or billed as an API call; nor cookies
+        # (a session's).
+        Setting(
+            "REP_FETCH_META_KEYS",
+            ("download_slot", "bindaddress", "impersonate"),
+            _META_KEYS,
+            "meta keys copied from a request to the robots.txt fetch it needs, beside its proxy",
+        ),
+        Setting(
+            "REP_CRAWL_DELAY",
+            False,
+            _SWITCH,
+            "apply the selected group's Crawl-delay to the origin's download slot",
+        ),
+        Setting(
+            "REP_PARSED_CACHE_SIZE",
+            4096,
+            _COUNT,
+            "parsed robots.txt kept in memory per process (least recently used evicted)",
+        ),
+        # About 10,000 x the median robots.txt size (a few KiB) stays in tens of MiB.
+        Setting(
+            "REP_MEMORY_STORE_SIZE",
+            10000,
+            _COUNT,
+            "origins the memory:// store keeps (least recently used evicted)",
+        ),
+        Setting(
+            "REP_STORE",
+            None,
+            _STORE_URL,
+            "where results live; None: memory://, or sqlite:///<JOBDIR>/robotstxt.sqlite3 "
+            "with JOBDIR (storage.options.store_url)",
+        ),
+        Setting(
+            "REP_STORE_PREFIX",
+            "scrapy-rep:",
+            _TEXT,
+            "key prefix in the store, so projects can share one Redis database or SQLite file",
+        ),
+        Setting(
+            "REP_STORE_TIMEOUT",
+            2.0,
+            _POSITIVE,
+            "seconds one store call may take (Redis socket timeout, SQLite busy timeout)",
+        ),
+        Setting(
+            "REP_HELD_OWNER_TTL",
+            30,
+            _POSITIVE,
+            "seconds after a fleet process's last heartbeat before a live one adopts its held "
+            "requests (Redis REP_STORE only)",
+        ),
+        # Short, and renewed while its holder fetches: a killed holder delays the origin by
+        # one TTL at most.
+        Setting(
+            "REP_LEASE_TTL",
+            30,
+            _POSITIVE,
+            "seconds a process's claim to fetch an origin's robots.txt lasts",
+        ),
+        Setting(
+            "REP_LEASE_POLL_INTERVAL",
+            0.5,
+            _POSITIVE,
+            "how often (seconds) a process waiting on another's fetch looks for the result",
+        ),
+        Setting(
+            "REP_USAGE_PURPOSES",
+            (),
+            _LABELS,
+            "what the crawl's output is used for: usage labels (a list or comma-separated string)",
+        ),
+        Setting(
+            "REP_USAGE_SOURCES",
+            {},
+            _SOURCES,
+            "per-origin usage documents to add to tdmrep.json ({import path: order}; None "
+            "removes one)",
+        ),
+        Setting(
+            "REP_USAGE_STRICT",
+            False,
+            _SWITCH,
+            "with a purpose: treat a label nothing states as refused",
+        ),
+        Setting(
+            "REP_USAGE_ITEMS",
+            "drop",
+            _ITEM_MODE,
+            "items of a response whose usage preferences refuse the purpose: 'drop' or 'mark'",
+        ),
+        Setting(
+            "REP_USAGE_FIELD",
+            "rep_usage_refused",
+            _FIELD,
+            "the item field 'mark' sets (to the reason)",
+        ),
+        Setting(
+            "REP_PAGE_RULES",
+            True,
+            _SWITCH,
+            "obey robots meta tags and X-Robots-Tag whenever robots.txt is obeyed",
+        ),
+        Setting(
+            "REP_PAGE_NOINDEX", "mark", _ITEM_MODE, "items from noindex pages: 'mark' or 'drop'"
+        ),
+        Setting(
+            "REP_PAGE_NOINDEX_FIELD",
+            "rep_noindex",
+            _FIELD,
+            "the item field set to True on items from noindex pages",
+        ),
+        Setting(
+            "REP_PAGE_RELNOFOLLOW",
+            False,
+            _SWITCH,
+            "also drop requests to the page's rel=nofollow links",
+        ),
+    )
+}
