@@ -1,6 +1,7 @@
 """One broad crawl of ``bench_broad.py``, in its own process: results as JSON.
 
-``python benchmarks/_broad_crawl.py CONFIG.json``; CONFIG keys: ``settings`` (dict), ``start``
+``python benchmarks/_broad_crawl.py CONFIG.json`` (``BENCH_PROFILE=FILE``: run under cProfile,
+stats to FILE); CONFIG keys: ``settings`` (dict), ``start``
 (home page URLs), ``result`` (path the JSON result is written to). The spider follows every
 link of every page. Written on exit (times in seconds since ``spider_opened``):
 
@@ -21,6 +22,7 @@ link of every page. Written on exit (times in seconds since ``spider_opened``):
 from __future__ import annotations
 
 import json
+import os
 import resource
 import sys
 import time
@@ -153,7 +155,14 @@ def main(config_path: str) -> int:
     process = CrawlerProcess(_settings(config))
     crawler = process.create_crawler(BroadSpider)
     process.crawl(crawler, start=config["start"])
-    process.start()
+    profile = os.environ.get("BENCH_PROFILE")
+    if profile:
+        # Where the time goes (``python -m pstats FILE``): the whole crawl, reactor included.
+        import cProfile
+
+        cProfile.runctx("process.start()", globals(), {"process": process}, profile)
+    else:
+        process.start()
     spider = crawler.spider
     assert isinstance(spider, BroadSpider)
     stats = crawler.stats.get_stats() if crawler.stats else {}

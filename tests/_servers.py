@@ -47,7 +47,9 @@ A ``headers`` value may be a list: one header line per value (``{"X-Robots-Tag":
 
 Paths with no route: ``/page/...`` (and ``/`` ) answer 200 HTML whose body links to the URLs
 set with ``srv.links("/page/1", [...])`` (relative or absolute); anything else is 404 —
-including ``/robots.txt`` until routed.
+including ``/robots.txt`` until routed. ``srv.outage(Reply(503))`` answers every ``/page/``
+path (routes included) with that reply until ``srv.outage(None)``. A header value may be a
+callable, asked when the answer is sent (``{"Retry-After": lambda: http_date(4)}``).
 
 Everything the server sees is recorded as :class:`Seen` (``method``, ``path``, ``headers``
 (lower-case names), ``time`` (``time.monotonic()``), and after the answer ``status``,
@@ -149,7 +151,7 @@ class Reply:
 
     status: int = 200
     body: bytes | str = b""
-    headers: Mapping[str, str | Sequence[str]] = field(default_factory=dict)
+    headers: Mapping[str, str | Sequence[str] | Callable[[], str]] = field(default_factory=dict)
     gzip: bool = False
     delay: float = 0.0
     release: threading.Event | None = None
@@ -254,6 +256,7 @@ class ScriptedServer:
         self._cond = threading.Condition()
         self._stopping = threading.Event()
         self._routes: dict[str, list[Reply]] = {}
+        self._outage: tuple[str, Reply] | None = None
         self._links: dict[str, list[str]] = {}
         self._seen: list[Seen] = []
         self._sockets: list[socket.socket] = []
@@ -329,8 +332,16 @@ class ScriptedServer:
             self.route(last, final)
         return [path, *hops_to]
 
+    def outage(self, reply: Reply | None, prefix: str = "/page/") -> None:
+        """Answer every path under ``prefix`` with ``reply`` (routes included) until called
+        again with None."""
+        with self._cond:
+            self._outage = None if reply is None else (prefix, reply)
+
     def _next_reply(self, path: str) -> Reply | None:
         with self._cond:
+            if self._outage is not None and path.startswith(self._outage[0]):
+                return self._outage[1]
             replies = self._routes.get(path) or self._routes.get(path.split("?", 1)[0])
             if not replies:
                 return None
@@ -480,7 +491,10 @@ class ScriptedServer:
         seen.status = reply.status
         h.send_response(reply.status)
         for name, value in headers.items():
-            # A list sends one header line per value (e.g. several X-Robots-Tag).
+            # A callable is asked at answer time (a Retry-After date relative to now); a list
+            # sends one header line per value (e.g. several X-Robots-Tag).
+            if callable(value):
+                value = value()
             for line in [value] if isinstance(value, str) else value:
                 h.send_header(name, line)
         h.send_header("Content-Length", str(len(body)))

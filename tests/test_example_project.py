@@ -1,11 +1,20 @@
-"""``cd example_project && scrapy crawl demo``: the README's first command, run for real."""
+"""``cd example_project && scrapy crawl demo``: the README's first command, run for real.
+
+The offline demo must show each thing scrapy-rep does that Scrapy's built-in does not, each
+with what happened and why: drops grouped by the reason their errback got, a robots.txt that
+fails and recovers, a site that pauses, a page's noindex and nofollow, what a declared purpose
+refuses, and two ``scrapy robots`` commands that work on the demo's robots.txt file offline.
+"""
 
 from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -31,9 +40,31 @@ def scrapy(*args: str, cwd: Path = PROJECT) -> subprocess.CompletedProcess[str]:
     )
 
 
+@dataclass(frozen=True)
+class Run:
+    result: subprocess.CompletedProcess[str]
+    seconds: float
+
+    @property
+    def stdout(self) -> str:
+        return self.result.stdout
+
+
+def crawl_demo(*args: str) -> Run:
+    began = time.monotonic()
+    result = scrapy("crawl", "demo", *args)
+    assert result.returncode == 0, result.stderr
+    return Run(result, time.monotonic() - began)
+
+
 @pytest.fixture(scope="module")
-def demo() -> subprocess.CompletedProcess[str]:
-    return scrapy("crawl", "demo")
+def demo() -> Run:
+    return crawl_demo()
+
+
+@pytest.fixture(scope="module")
+def demo_train_ai() -> Run:
+    return crawl_demo("-a", "purpose=train-ai")
 
 
 def _section(report: str, title: str) -> str:
@@ -46,16 +77,31 @@ def _paths(section: str) -> list[str]:
     return re.findall(r"^  http://127\.0\.0\.1:\d+(/\S*)(?:  \(allowed by .*\))?$", section, re.M)
 
 
-def test_demo_crawl_succeeds_offline(demo: subprocess.CompletedProcess[str]) -> None:
-    assert demo.returncode == 0, demo.stderr
+def _drops(section: str) -> dict[str, str]:
+    """Dropped path -> the line saying why, in a section of the drops."""
+    return dict(re.findall(r"^    http://127\.0\.0\.1:\d+(/\S*)\n        (.*)$", section, re.M))
+
+
+def _seconds(pattern: str, text: str) -> float:
+    match = re.search(pattern, text, re.M)
+    assert match is not None, f"{pattern!r} not in:\n{text}"
+    return float(match.group(1))
+
+
+def test_demo_crawl_succeeds_offline_in_seconds(demo: Run) -> None:
     assert "=== scrapy-rep demo report ===" in demo.stdout
     assert "Crawl closed: finished. robots.txt obeyed as: scrapy-rep-demo" in demo.stdout
-    assert "Traceback" not in demo.stderr
+    assert "Declared purpose (REP_USAGE_PURPOSES): none" in demo.stdout
+    assert "Traceback" not in demo.result.stderr
+    crawled = re.findall(r"Crawled \(\d+\) <GET (\S+)>", demo.result.stderr)
+    assert crawled and all(url.startswith("http://127.0.0.1:") for url in crawled)
+    # Retry-After 1 on robots.txt and on the paused page: a few seconds, not minutes.
+    assert demo.seconds < 30
 
 
-def test_demo_report_pages_fetched(demo: subprocess.CompletedProcess[str]) -> None:
+def test_demo_report_pages_fetched(demo: Run) -> None:
     fetched = _section(demo.stdout, "Pages fetched: ")
-    assert fetched.startswith("Pages fetched: 11\n")
+    assert fetched.startswith("Pages fetched: 15\n")
     assert sorted(_paths(fetched)) == sorted(
         [
             "/",  # main
@@ -65,10 +111,14 @@ def test_demo_report_pages_fetched(demo: subprocess.CompletedProcess[str]) -> No
             "/private/index.html",
             "/files/report.pdf?download=1",  # '$' anchors: a query is not the end
             "/archive/2024/final.html",
+            "/search.html",  # noindex, nofollow: fetched, its links not followed
             "/",  # docs
             "/guide.html",
             "/",  # plain (no robots.txt)
             "/about.html",
+            "/busy.html",  # after the pause its 503 started
+            "/",  # flaky (robots.txt 503, then 200)
+            "/status.html",
         ]
     )
     assert re.search(
@@ -77,15 +127,17 @@ def test_demo_report_pages_fetched(demo: subprocess.CompletedProcess[str]) -> No
         fetched,
         re.M,
     )
+    assert "Items scraped: 15 (the spider yields one per page)" in demo.stdout
 
 
-def test_demo_report_dropped_before_scheduling_with_rule_and_line(
-    demo: subprocess.CompletedProcess[str],
-) -> None:
-    dropped = _section(demo.stdout, "Dropped before scheduling")
-    assert dropped.startswith("Dropped before scheduling (robots.txt): 4\n")
-    reasons = dict(re.findall(r"^  http://127\.0\.0\.1:\d+(/\S*)\n      (.*)$", dropped, re.M))
-    assert reasons == {
+def test_demo_report_drops_grouped_by_errback_reason(demo: Run) -> None:
+    dropped = _section(demo.stdout, "Dropped by scrapy-rep: ")
+    assert dropped.startswith(
+        "Dropped by scrapy-rep: 4 (each errback got scrapy_rep.RequestDropped; by its .reason)\n"
+        "  disallowed: 4, a robots.txt rule forbids them "
+        "(robotstxt/forbidden_before_schedule: 4)\n"
+    )
+    assert _drops(dropped) == {
         "/private/salaries.html": "line 3: Disallow: /private/ (group for scrapy-rep-demo)",
         "/files/report.pdf": "line 5: Disallow: /*.pdf$ (group for scrapy-rep-demo)",
         "/archive/2024/drafts/plan.html": (
@@ -93,24 +145,148 @@ def test_demo_report_dropped_before_scheduling_with_rule_and_line(
         ),
         "/tmp/cache.html": "line 2: Disallow: /tmp/ (no group for scrapy-rep-demo; used *)",
     }
-    assert "Dropped at the downloader" not in demo.stdout
+    assert "  usage: " not in dropped  # no purpose declared: nothing refused for its use
     assert "Not fetched for other reasons" not in demo.stdout
 
 
-def test_demo_report_robots_outcome_per_origin(demo: subprocess.CompletedProcess[str]) -> None:
+def test_demo_robots_txt_fails_then_recovers_requests_held_not_dropped(demo: Run) -> None:
+    recovered = _section(demo.stdout, "robots.txt failed, then recovered")
+    assert recovered.startswith("robots.txt failed, then recovered (SPEC B2): 1 origin(s)\n")
+    later = _seconds(
+        r"^      robots.txt requests: 2: HTTP 503 \(Retry-After: 1\); HTTP 200 (\d+\.\d)s later$",
+        recovered,
+    )
+    assert 0.9 <= later < 5  # Retry-After honoured: not sooner, not REP_RETRY_FAST_DELAY (5s)
+    assert re.search(
+        r"^      held: 2, the requests made while it was unknown or failing .*; "
+        r"page requests sent meanwhile: 0$",
+        recovered,
+        re.M,
+    )
+    assert "      released: 2, crawled once robots.txt came; dropped by its rules: 0\n" in recovered
+    for counted in (
+        "robotstxt/unreachable: 1",
+        "robotstxt/recovered: 1",
+        "robotstxt/request_count: 5",
+        "robotstxt/response_status_count/503: 1",
+    ):
+        assert counted in recovered
+    flaky = re.search(r"^  (http://127\.0\.0\.1:\d+)$", recovered, re.M)
+    assert flaky is not None
+    assert f"  {flaky.group(1)}/status.html\n" in _section(demo.stdout, "Pages fetched: ")
+
+
+def test_demo_site_pauses_and_fetches_the_page_again(demo: Run) -> None:
+    paused = _section(demo.stdout, "Paused origins")
+    seconds = _seconds(
+        r"^      paused for (\d+\.\d)s after /busy.html answered HTTP 503 \(Retry-After: 1\)$",
+        paused,
+    )
+    assert 0.9 <= seconds < 5
+    assert "      /busy.html fetched again after the pause: HTTP 200, nothing lost\n" in paused
+    for counted in (
+        "robotstxt/pause/paused: 1",
+        "robotstxt/pause/resumed: 1",
+        "robotstxt/pause/resent/503: 1",
+        "; retries spent (retry/count): 0",
+    ):
+        assert counted in paused
+
+
+def test_demo_page_level_noindex_nofollow(demo: Run) -> None:
+    page = _section(demo.stdout, "Page-level rules")
+    assert page.startswith("Page-level rules (robots meta tag, X-Robots-Tag; SPEC D): 1 page(s)\n")
+    assert re.search(r"^  http://127\.0\.0\.1:\d+/search\.html\n", page, re.M)
+    assert "      says noindex, nofollow (for every crawler)\n" in page
+    assert "      nofollow: 3 link(s) the spider yielded from it not followed" in page
+    not_followed = re.findall(r"^        http://127\.0\.0\.1:\d+(/\S*)$", page, re.M)
+    assert not_followed == ["/search.html?page=2", "/search.html?page=3", "/calendar/2025/"]
+    assert not set(not_followed) & set(_paths(_section(demo.stdout, "Pages fetched: ")))
+    marked = re.search(r"^      noindex: its item\(s\) marked rep_noindex: (.*)$", page, re.M)
+    assert marked is not None
+    assert "/search.html', 'title': 'main /search.html', 'rep_noindex': True}" in marked.group(1)
+    assert "robotspage/items/marked: 1, robotspage/requests/nofollow: 3" in page
+
+
+def test_demo_usage_without_purpose_says_what_it_would_refuse(demo: Run) -> None:
+    usage = _section(demo.stdout, "Usage preferences")
+    assert usage.startswith(
+        "Usage preferences: no purpose declared, so nothing was refused for its use.\n"
+        "  With -a purpose=train-ai, robots.txt refuses 2 of the pages fetched: "
+        "they would be dropped before scheduling\n"
+    )
+    why = "train-ai disallowed by robots.txt line 7: Content-Usage: /blog/ train-ai=n"
+    assert _drops(usage) == {"/blog/": why, "/blog/first-post.html": why}
+    assert "purpose=ai-use" not in usage and "purpose=search" not in usage
+
+
+def test_demo_with_purpose_drops_what_usage_refuses(demo_train_ai: Run) -> None:
+    report = demo_train_ai.stdout
+    assert "Declared purpose (REP_USAGE_PURPOSES): train-ai" in report
+    dropped = _section(report, "Dropped by scrapy-rep: ")
+    assert dropped.startswith("Dropped by scrapy-rep: 5 ")
+    usage = re.search(r"^  usage: .*?(?=^  \S|\Z)", dropped, re.M | re.S)
+    assert usage is not None
+    assert usage.group().startswith(
+        "  usage: 1, a usage preference refuses the declared purpose "
+        "(robotstxt/usage_forbidden: 1)\n"
+    )
+    assert _drops(usage.group()) == {
+        "/blog/": "train-ai disallowed by robots.txt line 7: Content-Usage: /blog/ train-ai=n"
+    }
+    assert "  disallowed: 4, " in dropped
+    fetched = _paths(_section(report, "Pages fetched: "))
+    assert "/blog/" not in fetched and "/blog/first-post.html" not in fetched
+    summary = _section(report, "Usage preferences")
+    assert 'declared purpose train-ai: 1 request(s) refused before scheduling (reason "usage"' in (
+        summary
+    )
+    assert "tdmrep/request_count: 4" in summary  # train-ai asks every origin for tdmrep.json
+
+
+def test_demo_purpose_as_a_setting() -> None:
+    report = crawl_demo("-s", "REP_USAGE_PURPOSES=train-ai").stdout
+    assert "Declared purpose (REP_USAGE_PURPOSES): train-ai" in report
+    assert "robotstxt/usage_forbidden/train-ai: 1" in report
+
+
+def test_demo_report_robots_outcome_per_origin(demo: Run) -> None:
     origins = _section(demo.stdout, "robots.txt per origin:").splitlines()[1:]
     origins = [line.strip() for line in origins if line.strip()]
-    assert len(origins) == 3
-    main, docs, plain = origins
+    assert len(origins) == 4
+    main, docs, plain, flaky = origins
     assert "HTTP 200" in main and "6 rules" in main and "lifetime" in main
-    assert "HTTP 200" in docs and "1 rule," in docs + ","
+    assert "HTTP 200" in docs and docs.endswith(", 1 rule")
     assert "HTTP 404" in plain
+    assert "fetched, HTTP 200" in flaky and flaky.endswith(", 1 rule")
 
 
-def test_demo_report_stats(demo: subprocess.CompletedProcess[str]) -> None:
-    stats = _section(demo.stdout, "robots.txt stats:")
-    assert "robotstxt/request_count: 3" in stats
+def test_demo_report_stats(demo: Run) -> None:
+    stats = _section(demo.stdout, "scrapy-rep stats:")
+    assert "robotstxt/request_count: 5" in stats
     assert "robotstxt/response_status_count/404: 1" in stats
+    assert "robotstxt/response_status_count/503: 1" in stats
+    assert "robotspage/pages/noindex: 1" in stats
+
+
+def test_demo_report_ends_with_offline_commands_that_work(demo: Run) -> None:
+    tail = demo.stdout.rstrip().splitlines()[-3:]
+    assert tail[0].startswith("Try it offline:")
+    commands = [shlex.split(line) for line in tail[1:]]
+    assert [command[:4] for command in commands] == [
+        ["scrapy", "robots", "--file", "demo_robots.txt"]
+    ] * 2
+    disallowed = scrapy(*commands[0][1:])  # pasted in example_project/, after the crawl
+    assert disallowed.returncode == 1, disallowed.stderr
+    assert "DISALLOWED  http://127.0.0.1:" in disallowed.stdout
+    assert "rule:   line 3: Disallow: /private/" in disallowed.stdout
+    refused = scrapy(*commands[1][1:])
+    assert refused.returncode == 1, refused.stderr
+    assert "--purpose" in commands[1]
+    assert (
+        "purpose: train-ai: not used (train-ai disallowed by robots.txt line 7: "
+        "Content-Usage: /blog/ train-ai=n)"
+    ) in refused.stdout
 
 
 def test_robots_command_inside_project_uses_project_token(tmp_path: Path) -> None:
@@ -152,8 +328,9 @@ def test_demo_with_start_url_crawls_that_site_only(http_server: ScriptedServer) 
     assert "/page/secret" not in seen
     assert seen.count("/robots.txt") == 1
     assert "/page/29" not in seen
-    dropped = _section(report, "Dropped before scheduling")
-    assert dropped.startswith("Dropped before scheduling (robots.txt): 1\n")
+    dropped = _section(report, "Dropped by scrapy-rep")
+    assert dropped.startswith("Dropped by scrapy-rep: 1 ")
+    assert "\n  disallowed: 1, a robots.txt rule forbids them" in dropped
     assert "line 2: Disallow: /page/secret (group for scrapy-rep-demo)" in dropped
     # Every request is accounted for once, and only the disallowed one is blamed
     # on robots.txt (requests cut off by the page count are "not fetched").
@@ -167,3 +344,6 @@ def test_demo_with_start_url_crawls_that_site_only(http_server: ScriptedServer) 
     origins = _section(report, "robots.txt per origin:")
     assert f"{site.origin}/robots.txt: fetched, HTTP 200" in origins
     assert "elsewhere.invalid" not in report
+    # The demo site's own shows are not on this site.
+    for title in ("robots.txt failed, then recovered", "Paused origins", "Try it offline"):
+        assert title not in report

@@ -1,52 +1,61 @@
-"""The demo site ``scrapy crawl demo`` crawls: three origins on 127.0.0.1.
+"""The demo site ``scrapy crawl demo`` crawls: four origins on 127.0.0.1.
 
 Each origin is its own port (SPEC B1: scheme + host + port is the scope of a
-robots.txt), served by Twisted in the crawl's own reactor:
+robots.txt), served by Twisted in the crawl's own reactor. Each shows something:
 
-- ``main``: a robots.txt with a group for the demo's token, one for another
-  crawler and a ``*`` group, using wildcards, ``$``, an index.html allow and a
-  disallowed section;
+- ``main``: the robots.txt in ``demo_robots.txt`` (next to ``scrapy.cfg``, so that
+  ``scrapy robots --file demo_robots.txt`` can be tried on it offline): a group for
+  the demo's token, one for another crawler and a ``*`` group, wildcards, ``$``, an
+  index.html allow, a disallowed section and a ``Content-Usage`` line refusing
+  ``train-ai`` for ``/blog/``; and ``/search.html``, whose robots meta tag says
+  ``noindex, nofollow`` (SPEC D);
 - ``docs``: only a ``*`` group, so the demo obeys it ("no group for ...; used *");
-- ``plain``: no robots.txt at all (404), so everything is allowed.
+- ``plain``: no robots.txt at all (404), so everything is allowed; its
+  ``/busy.html`` answers 503 with ``Retry-After: 1`` once, so the origin pauses (SPEC H);
+- ``flaky``: its robots.txt answers 503 with ``Retry-After: 1`` once, so its
+  requests are held until it is fetched again (SPEC B2).
 
 ``python -m example_project.demo_site`` serves it on its own for a browser.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from html import escape
+from pathlib import Path
 from typing import Any
 
 from twisted.internet.defer import Deferred, DeferredList
 from twisted.web.resource import Resource
 from twisted.web.server import Request, Site
 
-__all__ = ["ROBOTS", "DemoSite", "start"]
+__all__ = ["ROBOTS", "ROBOTS_FILE", "DemoSite", "start"]
+
+#: The main origin's robots.txt, shipped with the project for ``scrapy robots --file``.
+ROBOTS_FILE = Path(__file__).resolve().parent.parent / "demo_robots.txt"
 
 #: robots.txt per origin; None → 404.
 ROBOTS: dict[str, bytes | None] = {
-    "main": b"""\
-# robots.txt of the scrapy-rep demo site (main origin)
-User-agent: scrapy-rep-demo
-Disallow: /private/
-Allow: /private/index.html
-Disallow: /*.pdf$
-Disallow: /archive/*/drafts/
-
-User-agent: otherbot
-Disallow: /blog/
-
-User-agent: *
-Disallow: /
-""",
+    "main": ROBOTS_FILE.read_bytes(),
     "docs": b"""\
 User-agent: *
 Disallow: /tmp/
 """,
     "plain": None,
+    "flaky": b"""\
+User-agent: *
+Disallow: /admin/
+""",
 }
 
-# path (with query) -> links on that page; "{docs}"/"{plain}" are the other origins.
+#: (origin, path) answering "503, Retry-After: 1" the first time, then as usual. One second
+#: keeps the demo short; scrapy-rep honours any Retry-After (up to its caps).
+SLOW_DOWN_ONCE = {("flaky", "/robots.txt"), ("plain", "/busy.html")}
+
+#: (origin, path) -> the content of its ``<meta name="robots">``.
+META_ROBOTS = {("main", "/search.html"): "noindex, nofollow"}
+
+# path (with query) -> links on that page; "{docs}", "{plain}", "{flaky}" are the other origins.
 _PAGES: dict[str, dict[str, list[str]]] = {
     "main": {
         "/": [
@@ -57,8 +66,11 @@ _PAGES: dict[str, dict[str, list[str]]] = {
             "/files/report.pdf?download=1",
             "/archive/2024/drafts/plan.html",
             "/archive/2024/final.html",
+            "/search.html",
             "{docs}/",
             "{plain}/",
+            "{flaky}/",
+            "{flaky}/status.html",
         ],
         "/blog/": ["/blog/first-post.html", "/"],
         "/blog/first-post.html": ["/blog/"],
@@ -69,6 +81,11 @@ _PAGES: dict[str, dict[str, list[str]]] = {
         "/files/report.pdf?download=1": [],
         "/archive/2024/drafts/plan.html": [],
         "/archive/2024/final.html": ["/archive/2024/drafts/plan.html"],
+        # Linked from /search.html only, which says nofollow: a crawl never finds them.
+        "/search.html": ["/search.html?page=2", "/search.html?page=3", "/calendar/2025/"],
+        "/search.html?page=2": [],
+        "/search.html?page=3": [],
+        "/calendar/2025/": [],
     },
     "docs": {
         "/": ["/guide.html", "/tmp/cache.html"],
@@ -76,8 +93,13 @@ _PAGES: dict[str, dict[str, list[str]]] = {
         "/tmp/cache.html": [],
     },
     "plain": {
-        "/": ["/about.html"],
+        "/": ["/about.html", "/busy.html"],
         "/about.html": ["/"],
+        "/busy.html": ["/"],
+    },
+    "flaky": {
+        "/": ["/status.html"],
+        "/status.html": ["/"],
     },
 }
 
@@ -92,20 +114,39 @@ class _Origin(Resource):
 
     def render_GET(self, request: Request) -> bytes:
         uri = request.uri.decode("ascii", "replace")
+        if self.site.slows_down(self.name, uri):
+            request.setResponseCode(503)
+            request.setHeader(b"retry-after", b"1")
+            return b"busy: come back in a second"
         if uri == "/robots.txt":
-            body = ROBOTS[self.name]
-            if body is None:
-                request.setResponseCode(404)
-                return b"no robots.txt here"
-            request.setHeader(b"content-type", b"text/plain")
-            return body
+            return self._robots(request)
         links = _PAGES[self.name].get(uri)
         if links is None:
             request.setResponseCode(404)
             return b"not found"
         request.setHeader(b"content-type", b"text/html; charset=utf-8")
-        items = "".join(f'<li><a href="{self.site.expand(link)}">{link}</a></li>' for link in links)
-        return f"<html><body><h1>{self.name} {uri}</h1><ul>{items}</ul></body></html>".encode()
+        return self._page(uri, links).encode()
+
+    def _robots(self, request: Request) -> bytes:
+        body = ROBOTS[self.name]
+        if body is None:
+            request.setResponseCode(404)
+            return b"no robots.txt here"
+        request.setHeader(b"content-type", b"text/plain")
+        return body
+
+    def _page(self, uri: str, links: list[str]) -> str:
+        title = escape(f"{self.name} {uri}")
+        robots = META_ROBOTS.get((self.name, uri))
+        meta = f'<meta name="robots" content="{robots}">' if robots else ""
+        items = "".join(
+            f'<li><a href="{escape(self.site.expand(link))}">{escape(link)}</a></li>'
+            for link in links
+        )
+        return (
+            f"<html><head><title>{title}</title>{meta}</head>"
+            f"<body><h1>{title}</h1><ul>{items}</ul></body></html>"
+        )
 
 
 @dataclass
@@ -114,6 +155,8 @@ class DemoSite:
 
     urls: dict[str, str]
     ports: list[Any]
+    #: SLOW_DOWN_ONCE entries that already answered 503.
+    slowed: set[tuple[str, str]] = field(default_factory=set)
 
     def expand(self, link: str) -> str:
         return link.format(**self.urls)
@@ -121,6 +164,14 @@ class DemoSite:
     @property
     def start_url(self) -> str:
         return self.urls["main"] + "/"
+
+    def slows_down(self, origin: str, path: str) -> bool:
+        """Must ``path`` of ``origin`` answer 503 now? Once per SLOW_DOWN_ONCE entry."""
+        key = (origin, path)
+        if key not in SLOW_DOWN_ONCE or key in self.slowed:
+            return False
+        self.slowed.add(key)
+        return True
 
     def stop(self) -> Deferred[Any]:
         return DeferredList([port.stopListening() for port in self.ports])

@@ -1,14 +1,67 @@
-"""The demo crawl's closing report: what was fetched, what robots.txt dropped and why."""
+"""The demo crawl's closing report: what happened to each request, and why.
+
+The spider feeds a ``DemoReport`` as the crawl goes: the requests it made, the pages and
+items it got, what each errback received, when requests reached the downloader and what
+came back (robots.txt answers included), each origin's robots.txt outcome. ``render`` turns
+that into the text printed at the end, one section per thing scrapy-rep did; a section
+about something that did not happen (on a real site, ``-a start_url=...``) is left out.
+"""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from twisted.internet.defer import Deferred
 
-from scrapy_rep import describe_origin, explain, format_rule
+from scrapy_rep import PageRules, RequestDropped, describe_origin, explain, format_rule
+from scrapy_rep.core.usage import LABELS
+
+# Statuses that say "slow down" to scrapy-rep (SPEC B2 for robots.txt, H1 for pages).
+_SLOW_DOWN = {429, 503}
+
+# Each errback reason (``RequestDropped.reason``): what it means, and the stats counting it.
+_REASONS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "disallowed": (
+        "a robots.txt rule forbids them",
+        ("robotstxt/forbidden_before_schedule", "robotstxt/forbidden_before_download"),
+    ),
+    "usage": ("a usage preference refuses the declared purpose", ("robotstxt/usage_forbidden",)),
+    "gave_up": (
+        "their robots.txt kept failing and nothing else was left to crawl",
+        ("robotstxt/gave_up", "robotstxt/held_dropped"),
+    ),
+    "hold_timeout": (
+        "they waited for their robots.txt longer than REP_HOLD_TIMEOUT",
+        ("robotstxt/held_dropped",),
+    ),
+    "crawl_delay": (
+        "their origin's Crawl-delay is above REP_CRAWL_DELAY_MAX",
+        ("robotstxt/crawl_delay_skipped",),
+    ),
+}
+
+_RECOVERY_STATS = (
+    "robotstxt/unreachable",
+    "robotstxt/recovered",
+    "robotstxt/held",
+    "robotstxt/released",
+    "robotstxt/request_count",
+)
+_PAUSE_STATS = ("robotstxt/pause/paused", "robotstxt/pause/resumed", "robotstxt/pause/resent/")
+# tdmrep.json is fetched for a train-ai purpose; a page's own preferences refuse items.
+_USAGE_STATS = (
+    "tdmrep/request_count",
+    "tdmrep/response_status_count/",
+    "robotspage/pages/usage_refused",
+    "robotspage/items/usage_dropped",
+)
+_PAGE_STATS = ("robotspage/requests/nofollow", "robotspage/items/marked")
 
 
 def origin_key(url: str) -> str:
@@ -17,18 +70,84 @@ def origin_key(url: str) -> str:
     return f"{parts.scheme}://{(parts.hostname or '').lower()}:{parts.port or ''}"
 
 
+def _robots(url: str) -> bool:
+    return urlsplit(url).path == "/robots.txt"
+
+
+def _path(url: str) -> str:
+    parts = urlsplit(url)
+    return parts.path + (f"?{parts.query}" if parts.query else "")
+
+
+@dataclass(frozen=True)
+class Made:
+    """A request the spider made: when, and from which page (None: a start request)."""
+
+    at: float
+    page: str | None
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A response as the downloader got it (``response_downloaded``), before any middleware
+    turned it into something else: robots.txt answers and 503s that paused a site too."""
+
+    at: float
+    url: str
+    status: int
+    retry_after: str | None
+
+    @property
+    def robots(self) -> bool:
+        return _robots(self.url)
+
+    @property
+    def slow_down(self) -> bool:
+        """An answer that makes scrapy-rep wait (429/5xx on robots.txt, 429/503 on a page)."""
+        return self.status in _SLOW_DOWN or (self.robots and self.status >= 500)
+
+    @property
+    def settles(self) -> bool:
+        """A robots.txt answer the crawl can go on with: the file (2xx) or none (4xx)."""
+        return not self.slow_down and not 300 <= self.status < 400
+
+    def describe(self) -> str:
+        retry = f" (Retry-After: {self.retry_after})" if self.retry_after else ""
+        return f"HTTP {self.status}{retry}"
+
+
+@dataclass(frozen=True)
+class Closing:
+    """What the report needs from the crawl once it closed."""
+
+    reason: str
+    tokens: list[str]  # the tokens robots.txt was obeyed as
+    purpose: list[str]  # REP_USAGE_PURPOSES
+    stats: Mapping[str, Any]
+    commands: list[str] = field(default_factory=list)  # to try offline; none for a real site
+
+
 @dataclass
 class DemoReport:
-    requested: dict[str, None] = field(default_factory=dict)  # in request order
+    requested: dict[str, Made] = field(default_factory=dict)  # in request order
     fetched: list[str] = field(default_factory=list)  # final URLs of the pages parsed
     answered: set[str] = field(default_factory=set)  # requested URLs that got a page
-    reached_downloader: set[str] = field(default_factory=set)
-    failed: dict[str, str] = field(default_factory=dict)
+    dropped: dict[str, RequestDropped] = field(default_factory=dict)  # what the errback got
+    failed: dict[str, str] = field(default_factory=dict)  # other errbacks
+    items: list[dict[str, Any]] = field(default_factory=list)  # as the pipelines got them
+    rules: dict[str, PageRules] = field(default_factory=dict)  # pages saying noindex/nofollow
+    sent: list[tuple[float, str]] = field(default_factory=list)  # reached the downloader
+    answers: list[Answer] = field(default_factory=list)
     # origin key -> the middleware's OriginReport, an exception, or None while pending
     origins: dict[str, Any] = field(default_factory=dict)
 
     def needs_origin(self, url: str) -> bool:
         return origin_key(url) not in self.origins
+
+    def stale_origin(self, url: str) -> bool:
+        """Was the origin's robots.txt failing when last asked? A page of it came since, so it
+        serves now: ask again (without a fetch) for the rules the crawl obeyed."""
+        return getattr(self.origins.get(origin_key(url)), "outcome", None) == "unreachable"
 
     def watch_origin(self, url: str, answer: Deferred[Any]) -> None:
         key = origin_key(url)
@@ -39,65 +158,282 @@ class DemoReport:
 
         answer.addBoth(store)
 
-    def render(self, reason: str, tokens: list[str], stats: dict[str, Any]) -> str:
-        out = [
-            "",
-            "=== scrapy-rep demo report ===",
-            f"Crawl closed: {reason}. robots.txt obeyed as: {', '.join(tokens) or '*'}",
-            "",
-            f"Pages fetched: {len(self.fetched)}",
+    def render(self, closing: Closing) -> str:
+        sections = [
+            self._summary(closing),
+            self._pages(closing.tokens),
+            self._drops(closing),
+            self._robots_recovered(closing.stats),
+            self._pauses(closing.stats),
+            self._page_rules(closing.stats),
+            self._usage(closing),
+            self._not_fetched(closing.reason),
+            self._origin_lines(),
+            _stats(closing.stats),
+            _try_offline(closing.commands),
         ]
+        blocks = ["\n".join(section) for section in sections if section]
+        return "\n=== scrapy-rep demo report ===\n" + "\n\n".join(blocks)
+
+    # -- sections ---------------------------------------------------------------------------
+
+    def _summary(self, closing: Closing) -> list[str]:
+        return [
+            f"Crawl closed: {closing.reason}. robots.txt obeyed as: "
+            f"{', '.join(closing.tokens) or '*'}",
+            f"Declared purpose (REP_USAGE_PURPOSES): {', '.join(closing.purpose) or 'none'}",
+        ]
+
+    def _pages(self, tokens: list[str]) -> list[str]:
+        out = [f"Requests made by the spider: {len(self.requested)}"]
+        out.append(f"Pages fetched: {len(self.fetched)}")
         for url in self.fetched:
             entry = self._explained(url, tokens)
             rule = entry["rule"] if entry is not None else None
             # Show the allow rules at work (an index.html allow, say).
             out.append(f"  {url}  (allowed by {format_rule(rule)})" if rule else f"  {url}")
-        dropped, at_downloader, other = [], [], []
-        for url in self.requested:
-            if url in self.answered:
-                continue
-            entry = self._explained(url, tokens)
-            failure = self.failed.get(url, "IgnoreRequest")
-            # The errback gets scrapy_rep.RequestDropped, an IgnoreRequest, for each drop.
-            ignored = "IgnoreRequest" in failure or "RequestDropped" in failure
-            if entry is not None and not entry["allowed"] and ignored:
-                target = dropped if url not in self.reached_downloader else at_downloader
-                target.append(f"  {url}\n      {_why(entry)}")
-            elif url in self.failed:
-                other.append(f"  {url}\n      {self.failed[url]}")
-            else:
-                other.append(f"  {url}\n      not fetched (crawl closed: {reason})")
-        out.insert(4, f"Requests made by the spider: {len(self.requested)}")
-        out += ["", f"Dropped before scheduling (robots.txt): {len(dropped)}", *dropped]
-        if at_downloader:
-            out += ["", f"Dropped at the downloader: {len(at_downloader)}", *at_downloader]
-        if other:
-            out += ["", f"Not fetched for other reasons: {len(other)}", *other]
-        out += ["", "robots.txt per origin:"]
-        for answer in self.origins.values():
-            out.append(f"  {self._origin_line(answer)}")
-        counters = {k: v for k, v in sorted(stats.items()) if k.startswith("robotstxt/")}
-        out += ["", "robots.txt stats:"]
-        out += [f"  {name}: {value}" for name, value in counters.items()]
-        return "\n".join(out)
+        out.append(f"Items scraped: {len(self.items)} (the spider yields one per page)")
+        return out
 
-    def _explained(self, url: str, tokens: list[str]) -> dict[str, Any] | None:
+    def _drops(self, closing: Closing) -> list[str]:
+        total = len(self.dropped)
+        out = [
+            f"Dropped by scrapy-rep: {total}"
+            + (" (each errback got scrapy_rep.RequestDropped; by its .reason)" if total else "")
+        ]
+        for reason in sorted({drop.reason for drop in self.dropped.values()}):
+            urls = [url for url, drop in self.dropped.items() if drop.reason == reason]
+            meaning, names = _REASONS.get(reason, (reason, ()))
+            counted = ", ".join(f"{n}: {closing.stats[n]}" for n in names if closing.stats.get(n))
+            out.append(f"  {reason}: {len(urls)}, {meaning}" + (f" ({counted})" if counted else ""))
+            for url in urls:
+                out += [f"    {url}", f"        {self._why_dropped(url, closing)}"]
+        return out
+
+    def _robots_recovered(self, stats: Mapping[str, Any]) -> list[str]:
+        found = [lines for key in self.origins if (lines := self._recovered(key))]
+        if not found:
+            return []
+        failing = {a.status for a in self.answers if a.robots and a.slow_down}
+        names = [*_RECOVERY_STATS, *(f"robotstxt/response_status_count/{s}" for s in failing)]
+        return [
+            f"robots.txt failed, then recovered (SPEC B2): {len(found)} origin(s)",
+            *(line for lines in found for line in lines),
+            f"  crawl-wide: {_counted(stats, names)}",
+        ]
+
+    def _recovered(self, key: str) -> list[str]:
+        answers = [a for a in self.answers if a.robots and origin_key(a.url) == key]
+        failed = next((a for a in answers if a.slow_down), None)
+        good = next((a for a in answers if failed and a.at > failed.at and a.settles), None)
+        if failed is None or good is None:
+            return []
+        held = [url for url, made in self.requested.items() if _in(url, key, made.at, good.at)]
+        early = [url for at, url in self.sent if _in(url, key, at, good.at) and not _robots(url)]
+        released = [url for url in held if url in self.answered]
+        refused = [url for url in held if url in self.dropped]
+        tries = [answers[0].describe()]
+        tries += [f"{a.describe()} {a.at - b.at:.1f}s later" for b, a in pairwise(answers)]
+        return [
+            f"  {key.rstrip(':')}",
+            f"      robots.txt requests: {len(answers)}: {'; '.join(tries)}",
+            f"      held: {len(held)}, the requests made while it was unknown or failing (Scrapy's "
+            f"built-in lets them through unchecked); page requests sent meanwhile: {len(early)}",
+            f"      released: {len(released)}, crawled once robots.txt came; dropped by its rules: "
+            f"{len(refused)}",
+        ]
+
+    def _pauses(self, stats: Mapping[str, Any]) -> list[str]:
+        if not stats.get("robotstxt/pause/paused"):
+            return []
+        out = ['Paused origins (a page said "slow down", SPEC H):']
+        for answer in self.answers:
+            # The spider's own pages: robots.txt and tdmrep.json have their own policy (B2).
+            if answer.url in self.requested and answer.status in _SLOW_DOWN:
+                out += self._pause(answer)
+        retries = f"retries spent (retry/count): {stats.get('retry/count', 0)}"
+        return [*out, f"  {_counted(stats, _PAUSE_STATS)}; {retries}"]
+
+    def _pause(self, slowed: Answer) -> list[str]:
+        key, path = origin_key(slowed.url), _path(slowed.url)
+        resumed = next(
+            (at for at, url in self.sent if origin_key(url) == key and at > slowed.at), None
+        )
+        again = next((a for a in self.answers if a.url == slowed.url and a.at > slowed.at), None)
+        paused = f"paused for {resumed - slowed.at:.1f}s" if resumed is not None else "paused"
+        fate = (
+            f"{path} fetched again after the pause: HTTP {again.status}, nothing lost"
+            if again is not None
+            else f"{path} not fetched again before the crawl closed"
+        )
+        return [
+            f"  {key.rstrip(':')}",
+            f"      {paused} after {path} answered {slowed.describe()}",
+            f"      {fate}",
+        ]
+
+    def _page_rules(self, stats: Mapping[str, Any]) -> list[str]:
+        if not self.rules:
+            return []
+        title = "Page-level rules (robots meta tag, X-Robots-Tag; SPEC D)"
+        out = [f"{title}: {len(self.rules)} page(s)"]
+        for page, rules in self.rules.items():
+            out += [f"  {page}", f"      says {_directives(rules)}"]
+            if rules.nofollow:
+                links = self._not_followed(page)
+                out.append(
+                    f"      nofollow: {len(links)} link(s) the spider yielded from it not "
+                    "followed (dropped, no errback, as Scrapy's spider middlewares filter)"
+                )
+                out += [f"        {url}" for url in links]
+            if rules.noindex:
+                marked = [i for i in self.items if i.get("url") == page and i.get("rep_noindex")]
+                out.append(f"      noindex: its item(s) marked rep_noindex: {_items(marked)}")
+        return [*out, f"  {_counted(stats, _PAGE_STATS)}"]
+
+    def _usage(self, closing: Closing) -> list[str]:
+        if closing.purpose:
+            count = sum(1 for drop in self.dropped.values() if drop.reason == "usage")
+            out = [
+                f"Usage preferences: declared purpose {', '.join(closing.purpose)}: "
+                f'{count} request(s) refused before scheduling (reason "usage" above)'
+            ]
+            counted = _counted(closing.stats, _USAGE_STATS)
+            return [*out, f"  {counted}"] if counted else out
+        out = ["Usage preferences: no purpose declared, so nothing was refused for its use."]
+        for label in LABELS:
+            refused = [
+                (url, why)
+                for url in self.fetched
+                if (why := self._refusal(url, closing.tokens, label))
+            ]
+            if refused:
+                out.append(
+                    f"  With -a purpose={label}, robots.txt refuses {len(refused)} of the "
+                    "pages fetched: they would be dropped before scheduling"
+                )
+                out += [line for url, why in refused for line in (f"    {url}", f"        {why}")]
+        if len(out) == 1:
+            out.append(f"  robots.txt refuses none of the pages fetched for {', '.join(LABELS)}")
+        return out
+
+    def _not_fetched(self, reason: str) -> list[str]:
+        other = []
+        for url, made in self.requested.items():
+            if url in self.answered or url in self.dropped or self._nofollow(made.page):
+                continue
+            why = self.failed.get(url, f"not fetched (crawl closed: {reason})")
+            other += [f"  {url}", f"      {why}"]
+        if not other:
+            return []
+        return [f"Not fetched for other reasons: {len(other) // 2}", *other]
+
+    def _origin_lines(self) -> list[str]:
+        return ["robots.txt per origin:", *(f"  {_origin(a)}" for a in self.origins.values())]
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def _explained(
+        self, url: str, tokens: Sequence[str], purpose: Sequence[str] = ()
+    ) -> dict[str, Any] | None:
         """The robots.txt decision for ``url``, re-derived from its origin's report."""
         answer = self.origins.get(origin_key(url))
         if answer is None or isinstance(answer, BaseException):
             return None
-        return explain(answer, url, tokens)
+        return explain(answer, url, tokens, purpose)
 
-    def _origin_line(self, answer: Any) -> str:
-        if answer is None:
-            return "(robots.txt still pending at close)"
-        if isinstance(answer, BaseException):
-            return f"(robots.txt not resolved: {answer!r})"
-        robots = getattr(answer, "robots", None)
-        rules = ""
-        if robots is not None:
-            rules = f", {robots.rule_count} rule{'' if robots.rule_count == 1 else 's'}"
-        return describe_origin(answer) + rules
+    def _why_dropped(self, url: str, closing: Closing) -> str:
+        """The rule or line that dropped ``url``; else the errback's message (a tdmrep.json
+        refusal, a robots.txt given up on: what the origin's robots.txt alone cannot say)."""
+        drop = self.dropped[url]
+        entry = self._explained(url, closing.tokens, closing.purpose)
+        if entry is None:
+            return str(drop)
+        if drop.reason == "disallowed" and not entry["allowed"]:
+            return _why(entry)
+        refusal = entry.get("purpose", {}).get("reason")
+        return str(refusal) if drop.reason == "usage" and refusal else str(drop)
+
+    def _refusal(self, url: str, tokens: Sequence[str], label: str) -> str | None:
+        """Why robots.txt refuses ``url`` for a crawl declaring ``label`` (None: it does not)."""
+        entry = self._explained(url, tokens, [label])
+        if entry is None or entry["purpose"]["used"]:
+            return None
+        return str(entry["purpose"]["reason"])
+
+    def _nofollow(self, page: str | None) -> bool:
+        rules = self.rules.get(page) if page is not None else None
+        return rules is not None and rules.nofollow
+
+    def _not_followed(self, page: str) -> list[str]:
+        """The page's links the spider yielded that never came back: scrapy-rep drops the
+        requests a nofollow page yields, with no errback (SPEC D6)."""
+        return [
+            url
+            for url, made in self.requested.items()
+            if made.page == page
+            and not (url in self.answered or url in self.dropped or url in self.failed)
+        ]
+
+
+def _in(url: str, key: str, at: float, before: float) -> bool:
+    """``url`` is of origin ``key`` and ``at`` is before ``before``."""
+    return origin_key(url) == key and at < before
+
+
+def _matching(stats: Mapping[str, Any], names: Iterable[str]) -> list[tuple[str, Any]]:
+    """The stats named, or under a name ending with "/", sorted."""
+    return sorted(
+        (name, value)
+        for name, value in stats.items()
+        if any(name == n or (n.endswith("/") and name.startswith(n)) for n in names)
+    )
+
+
+def _counted(stats: Mapping[str, Any], names: Iterable[str]) -> str:
+    return ", ".join(f"{name}: {value}" for name, value in _matching(stats, names))
+
+
+def _directives(rules: PageRules) -> str:
+    return "; ".join(
+        f"{', '.join(found)} (for {'every crawler' if agent == '*' else agent})"
+        for agent, found in rules.directives
+    )
+
+
+def _items(items: list[dict[str, Any]]) -> str:
+    return "; ".join(map(repr, items)) or "none"
+
+
+def _origin(answer: Any) -> str:
+    if answer is None:
+        return "(robots.txt still pending at close)"
+    if isinstance(answer, BaseException):
+        return f"(robots.txt not resolved: {answer!r})"
+    robots = getattr(answer, "robots", None)
+    rules = ""
+    if robots is not None:
+        rules = f", {robots.rule_count} rule{'' if robots.rule_count == 1 else 's'}"
+    return describe_origin(answer) + rules
+
+
+def _stats(stats: Mapping[str, Any]) -> list[str]:
+    counters = _matching(stats, ("robotstxt/", "robotspage/", "tdmrep/"))
+    return ["scrapy-rep stats:", *(f"  {name}: {value}" for name, value in counters)]
+
+
+def _try_offline(commands: list[str]) -> list[str]:
+    if not commands:
+        return []
+    head = "Try it offline: the demo site is gone, its main origin's robots.txt is in a file:"
+    return [head, *(f"  {command}" for command in commands)]
+
+
+def offline_commands(robots_file: Path, token: str, disallowed: str, refused: str) -> list[str]:
+    """``scrapy robots`` on the demo's robots.txt file: why ``disallowed`` is, and why a crawl
+    declaring train-ai would not use ``refused``."""
+    base = f"scrapy robots --file {os.path.relpath(robots_file)} --user-agent {token}"
+    return [f"{base} {disallowed}", f"{base} --purpose train-ai {refused}"]
 
 
 def _why(entry: dict[str, Any]) -> str:

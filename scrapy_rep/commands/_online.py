@@ -23,6 +23,7 @@ from scrapy_rep.core.explain import (
     document_entry,
     explain_report,
     page_entry,
+    pause_entry,
     with_usage,
 )
 from scrapy_rep.core.purpose import NO_PURPOSE, Purpose
@@ -94,6 +95,7 @@ def explain_online(
     results: dict[str, Any] = {}
     page_results: dict[str, dict[str, Any]] = {}
     documents: dict[str, Documents] = {}
+    pauses: dict[str, Any] = {}
     process.crawl(
         _ExplainSpider,
         urls=urls,
@@ -102,6 +104,7 @@ def explain_online(
         tokens=tokens,
         documents=documents,
         labels=purpose.labels,
+        pauses=pauses,
     )
     process.start()
     entries = []
@@ -116,6 +119,9 @@ def explain_online(
             if pages:
                 page = page_results.get(url, {"url": url, "error": "not fetched (see the log)"})
             entry = build_entry(outcome, url, tokens, purpose, documents.get(url, ()), page)
+            pause = pauses.get(url)
+            if pause is not None:
+                entry["pause"] = pause_entry(pause)
         entries.append(entry)
     return entries
 
@@ -180,6 +186,7 @@ class _ExplainSpider(Spider):
         tokens: list[str] | None = None,
         documents: dict[str, Documents] | None = None,
         labels: Sequence[str] = (),
+        pauses: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -189,6 +196,7 @@ class _ExplainSpider(Spider):
         self.tokens = tokens or []
         self.documents = documents if documents is not None else {}
         self.labels = labels
+        self.pauses = pauses if pauses is not None else {}
         self._resolved = False
 
     @classmethod
@@ -265,9 +273,15 @@ class _ExplainSpider(Spider):
             middleware.documents(url, self.labels).addCallback(self._store_documents, url)
             for url in self.urls
         ]
+        pending += [
+            middleware.pause_of(url).addCallback(self._store_pause, url) for url in self.urls
+        ]
         DeferredList(pending).addBoth(lambda _: self._fetch_pages()).addBoth(
             lambda _: self._finish()
         )
+
+    def _store_pause(self, pause: Any, url: str) -> None:
+        self.pauses[url] = pause
 
     def _store_documents(self, found: Documents, url: str) -> None:
         self.documents[url] = found

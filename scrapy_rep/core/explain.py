@@ -30,7 +30,8 @@ has its own ``usage`` too: those with the page's own statements, the crawl's pag
 answer. ``purpose`` (when one is declared): ``{"labels", "strict", "used", "reason"}`` —
 whether a crawl declaring it would use the URL's content, and why not. ``documents`` (when a
 purpose needs usage documents such as tdmrep.json): per document ``{"name", "outcome",
-"status", "error", "summary"}``.
+"status", "error", "summary"}``. ``pause`` (when the store keeps one for the origin, SPEC H):
+``{"remaining", "failures", "reason"}``.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ __all__ = [
     "line_texts",
     "origin_source",
     "page_entry",
+    "pause_entry",
     "usage_entry",
     "with_usage",
 ]
@@ -295,6 +297,12 @@ def document_entry(name: str, report: Any, summary: str | None) -> dict[str, Any
         "error": None if report.error is None else str(report.error),
         "summary": summary,
     }
+
+
+def pause_entry(pause: Any) -> dict[str, Any]:
+    """The JSON-able ``pause`` of an explanation: the origin's pages said "slow down" (SPEC H),
+    from the store's ``StoredPause``."""
+    return {"remaining": pause.remaining, "failures": pause.failures, "reason": pause.reason}
 
 
 def describe_error(url: str, tokens: Sequence[str], error: str) -> dict[str, Any]:

@@ -20,6 +20,7 @@ __all__ = [
     "format_document",
     "format_explanation",
     "format_page",
+    "format_pause",
     "format_purpose",
     "format_rule",
     "format_source",
@@ -45,6 +46,8 @@ def format_explanation(entries: Mapping[str, Any] | Sequence[Mapping[str, Any]])
         lines.append(f"  source: {format_source(entry['source'])}")
         for document in entry.get("documents", ()):
             lines.append(f"  {document['name']}: {format_document(document)}")
+        if entry.get("pause") is not None:
+            lines.append(f"  pause:  {format_pause(entry['pause'])}")
         if _stated(entry):
             # What the sources known before fetching say: the crawl's gate decides on it.
             lines.append(f"  usage:  {format_usage(entry['usage'])}")
@@ -85,6 +88,13 @@ def format_rule(rule: Mapping[str, Any] | None) -> str:
 def describe_origin(report: Any) -> str:
     """One line on an origin's robots.txt from its ``OriginReport``: outcome, status, lifetime."""
     return format_source(origin_source(report))
+
+
+def format_pause(pause: Mapping[str, Any]) -> str:
+    """``paused, 40s left (HTTP 503 with Retry-After 60s at /x; 2 in a row)`` (SPEC H)."""
+    left = pause["remaining"]
+    when = f"paused, {duration(left)} left" if left > 0 else "pause over, a probe is due"
+    return f"{when} ({pause['reason']}; {pause['failures']} in a row)"
 
 
 def format_document(document: Mapping[str, Any]) -> str:

@@ -149,6 +149,16 @@ def _item_mode(name: str, value: Any) -> str:
     return mode
 
 
+def _choice(*choices: str) -> Callable[[str, Any], str]:
+    def parse(name: str, value: Any) -> str:
+        text = str(value).lower()
+        if text not in choices:
+            raise ValueError(f"{name} must be {' or '.join(map(repr, choices))}, got {value!r}")
+        return text
+
+    return parse
+
+
 def _store_url(name: str, value: Any) -> str | None:
     # Which URLs name a store is told by ``storage.options.store_kind``, when it is opened.
     if not value:
@@ -196,6 +206,7 @@ _COUNT = Check(_count, _blank)
 _ATTEMPTS = Check(_attempts, _blank)
 _SWITCH = Check(switch)
 _ITEM_MODE = Check(_item_mode, _empty)
+_ABOVE_MAX = Check(_choice("clamp", "skip"), _empty)
 _FIELD = Check(_field)
 _TEXT = Check(_text)
 _META_KEYS = Check(_strings("meta keys"))
@@ -280,6 +291,48 @@ SETTINGS: Mapping[str, Setting[Any]] = {
             False,
             _SWITCH,
             "apply the selected group's Crawl-delay to the origin's download slot",
+        ),
+        # Nutch's and StormCrawler's cap (fetcher.max.crawl.delay): a Crawl-delay of an hour
+        # would make a crawl wait an hour per page.
+        Setting(
+            "REP_CRAWL_DELAY_MAX",
+            30,
+            _SECONDS,
+            "the longest Crawl-delay applied (seconds); a longer one is clamped or skipped",
+        ),
+        Setting(
+            "REP_CRAWL_DELAY_ABOVE_MAX",
+            "clamp",
+            _ABOVE_MAX,
+            "a Crawl-delay above REP_CRAWL_DELAY_MAX: 'clamp' it to the max, or 'skip' the origin",
+        ),
+        Setting(
+            "REP_PAUSE",
+            True,
+            _SWITCH,
+            "pause an origin whose pages answer 503, 429 or several 5xx in a row (SPEC H)",
+        ),
+        # Small: one 503 from a healthy site costs a couple of seconds; doubling reaches a
+        # minute after 5 pauses in a row.
+        Setting(
+            "REP_PAUSE_DELAY",
+            2,
+            _POSITIVE,
+            "first pause without Retry-After (seconds); doubles for each pause in a row",
+        ),
+        Setting(
+            "REP_PAUSE_MAX_DELAY",
+            600,
+            _POSITIVE,
+            "cap for a pause, Retry-After included (seconds)",
+        ),
+        # A site still asking after a minute is rarely back within a crawl that has nothing
+        # else to do; while other sites are crawled its requests wait up to REP_HOLD_TIMEOUT.
+        Setting(
+            "REP_PAUSE_GIVE_UP_AFTER",
+            60,
+            _SECONDS,
+            "seconds paused after which an idle crawl stops waiting for the origin (0: never)",
         ),
         Setting(
             "REP_PARSED_CACHE_SIZE",

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 __all__ = [
     "CRAWL_DELAY_APPLIED",
+    "CRAWL_DELAY_CLAMPED",
+    "CRAWL_DELAY_IGNORED",
+    "CRAWL_DELAY_SKIPPED",
     "FORBIDDEN",
     "FORBIDDEN_BEFORE_DOWNLOAD",
     "FORBIDDEN_BEFORE_SCHEDULE",
@@ -35,6 +38,13 @@ __all__ = [
     "PAGE_REQUESTS_NOFOLLOW",
     "PAGE_REQUESTS_REL_NOFOLLOW",
     "PAGE_USAGE_REFUSED",
+    "PAUSED",
+    "PAUSE_EXTENDED",
+    "PAUSE_FOLLOWED",
+    "PAUSE_PASSED",
+    "PAUSE_PROBES",
+    "PAUSE_RESENT",
+    "PAUSE_RESUMED",
     "RECOVERED",
     "REFRESH",
     "RELEASED",
@@ -96,6 +106,12 @@ FORBIDDEN_DUPLICATE = "robotstxt/forbidden_duplicate"
 #: (REP_USAGE_PURPOSES); ``…/<label>`` says which label refused.
 USAGE_FORBIDDEN = "robotstxt/usage_forbidden"
 CRAWL_DELAY_APPLIED = "robotstxt/crawl_delay_applied"
+#: Origins whose Crawl-delay was above REP_CRAWL_DELAY_MAX, clamped to it; requests dropped
+#: because their origin's was (REP_CRAWL_DELAY_ABOVE_MAX = "skip"); origins whose Crawl-delay
+#: was not applied (REP_CRAWL_DELAY = False).
+CRAWL_DELAY_CLAMPED = "robotstxt/crawl_delay_clamped"
+CRAWL_DELAY_SKIPPED = "robotstxt/crawl_delay_skipped"
+CRAWL_DELAY_IGNORED = "robotstxt/crawl_delay_ignored"
 #: Requests sent back to the gate from the downloader (their origin became unknown or
 #: unreachable after the gate allowed them).
 RESCHEDULED = "robotstxt/rescheduled"
@@ -110,6 +126,23 @@ GAVE_UP = "robotstxt/gave_up"
 STORE_HIT = ROBOTSTXT_FETCH.store_hit
 #: Store calls that failed: the robots.txt store, and Redis for held requests.
 STORE_ERROR = "robotstxt/store_error"
+
+# -- pauses: origins whose pages said "slow down" (SPEC H) ------------------------------------
+#: Origins paused by this process (a 503, a 429, or several pages answering 5xx in a row).
+PAUSED = "robotstxt/pause/paused"
+#: Pauses made longer: the probe was answered "slow down" again, or got no answer.
+PAUSE_EXTENDED = "robotstxt/pause/extended"
+#: Pauses another fleet process (or an earlier run of the job) found, followed here.
+PAUSE_FOLLOWED = "robotstxt/pause/followed"
+PAUSE_RESUMED = "robotstxt/pause/resumed"
+#: Requests sent as the one probe when a pause was over.
+PAUSE_PROBES = "robotstxt/pause/probes"
+#: Requests sent again after a pause, by the status that paused them (``…/<status>``): the one
+#: that got the answer (RetryMiddleware does not retry it) and those waiting in its slot.
+PAUSE_RESENT = "robotstxt/pause/resent"
+#: Answers of a paused origin given to the spider as they are (it handles the status itself:
+#: ``handle_httpstatus_list``, ``dont_retry``).
+PAUSE_PASSED = "robotstxt/pause/passed_to_spider"
 
 # -- held requests (each counted once in HELD, and once by its fate) --------------------------
 HELD = "robotstxt/held"

@@ -212,6 +212,33 @@ def _configured(setting: str, value: str, user_agent: str) -> list[str]:
     ]
 
 
+#: What a crawler's User-Agent should look like (a product token of its own, a URL about it).
+_IDENTIFIABLE = 'USER_AGENT = "MyBot/1.0 (+https://mybot.example/about)"'
+
+
+def identification_warning(user_agent: str) -> str | None:
+    """Why ``user_agent`` does not identify the crawler, or None (SPEC C1).
+
+    The IETF draft "Crawler best practices" (draft-illyes-webbotauth-cbcp-01): a crawler MUST
+    be identifiable by its User-Agent, with a URL that describes it. Scrapy's default
+    (``Scrapy/2.19 (+https://scrapy.org)``) names the framework, not the crawler.
+    """
+    token = product_token(user_agent)
+    if fold(token) == "scrapy":
+        problem = "is Scrapy's default, which names the framework, not this crawler"
+    elif not token or fold(token) == "mozilla":
+        problem = "has no product token of the crawler's own"
+    elif "http://" not in user_agent and "https://" not in user_agent:
+        problem = "has no URL describing the crawler"
+    else:
+        return None
+    return (
+        f"USER_AGENT {user_agent!r} {problem}: sites (and the IETF crawler best practices) "
+        f"expect a crawler to say who it is and where to read about it; set {_IDENTIFIABLE} "
+        "in settings.py"
+    )
+
+
 def _header_warnings(user_agent: str) -> list[str]:
     """Warnings about ``USER_AGENT`` when it alone decides the tokens."""
     token = product_token(user_agent)

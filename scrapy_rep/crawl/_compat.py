@@ -37,6 +37,8 @@ __all__ = [
     "rejoin_active",
     "scrape_failure",
     "send_robots_parsed",
+    "take_queued",
+    "unjittered",
     "wake",
 ]
 
@@ -141,6 +143,41 @@ def downloader_slot(engine: Any, request: Request) -> Any:
     else:  # Scrapy 2.11: private, also takes the spider
         key = downloader._get_slot_key(request, engine.spider)
     return downloader.slots.get(key)
+
+
+def unjittered(slot: Any) -> None:
+    """Make ``slot``'s delay exact: a Crawl-delay is the least time between requests, which
+    Scrapy's random jitter (RANDOMIZE_DOWNLOAD_DELAY: 0.5 to 1.5 times) would undercut.
+
+    Scrapy >= 2.19 has ``Slot.jitter`` (a magnitude; ``randomize_delay`` is deprecated there);
+    Scrapy 2.11 to 2.18 have ``Slot.randomize_delay``.
+    """
+    if hasattr(slot, "jitter"):
+        slot.jitter = 0.0
+    else:
+        slot.randomize_delay = False
+
+
+def take_queued(engine: Any, wanted: Callable[[Request], bool]) -> list[tuple[Request, Any]]:
+    """Take the requests ``wanted`` out of the queues of the downloader's slots, each with the
+    Deferred the downloader would fire with its response.
+
+    Every version queues ``(request, deferred)`` pairs in each slot's ``queue`` (a deque)
+    before their download; firing the Deferred with a Request hands that request back to the
+    engine, which schedules it (the downloader middlewares pass a Request result on unchanged).
+    """
+    taken: list[tuple[Request, Any]] = []
+    for slot in list(getattr(getattr(engine, "downloader", None), "slots", {}).values()):
+        queue = getattr(slot, "queue", None)
+        if not queue:
+            continue
+        found = [entry for entry in queue if wanted(entry[0])]
+        if found:
+            kept = [entry for entry in queue if entry not in found]
+            queue.clear()
+            queue.extend(kept)
+            taken.extend(found)
+    return taken
 
 
 def close_requested(engine: Any) -> bool:

@@ -12,6 +12,7 @@ here for them.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -19,6 +20,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from scrapy_rep.core.explain_text import duration
 from scrapy_rep.core.seen import BoundedSet
 from scrapy_rep.core.stats import (
+    CRAWL_DELAY_CLAMPED,
+    CRAWL_DELAY_IGNORED,
+    CRAWL_DELAY_SKIPPED,
     FORBIDDEN,
     FORBIDDEN_BEFORE_DOWNLOAD,
     FORBIDDEN_BEFORE_SCHEDULE,
@@ -32,6 +36,8 @@ from scrapy_rep.core.stats import (
     PAGE_ITEMS_USAGE_DROPPED,
     PAGE_REQUESTS_NOFOLLOW,
     PAGE_REQUESTS_REL_NOFOLLOW,
+    PAUSE_FOLLOWED,
+    PAUSE_RESUMED,
     RECOVERED,
     RELEASE_FAILED,
     SCHEME_REFUSED,
@@ -49,6 +55,7 @@ if TYPE_CHECKING:
     from scrapy_rep.core.purpose import Refusal
     from scrapy_rep.core.sources import UsageDocument
     from scrapy_rep.crawl._cache import OriginState
+    from scrapy_rep.crawl._settings import MiddlewareSettings
 
 __all__ = [
     "Events",
@@ -137,6 +144,9 @@ class Events:
     def refused(self, request: Request, why: Why, where: Where) -> None:
         """``request`` refused by a gate (``why.reason``: "disallowed" or "usage")."""
         when = "before scheduling" if where == "before_schedule" else "before download"
+        if why.reason == "crawl_delay":
+            self._stats.inc_value(CRAWL_DELAY_SKIPPED)
+            return
         if why.reason == "usage":
             self._stats.inc_value(USAGE_FORBIDDEN)
             self._stats.inc_value(f"{USAGE_FORBIDDEN}/{why.label}")
@@ -262,6 +272,67 @@ class Events:
                 state.entry.error or f"status {state.entry.status}",
                 extra=self._extra(),
             )
+
+    def crawl_delay(
+        self, origin: str, asked: float, applied: float | None, config: MiddlewareSettings
+    ) -> None:
+        """``origin``'s robots.txt asks for a Crawl-delay: say what is done with it (once per
+        copy of its rules)."""
+        if not config.crawl_delay:
+            self._stats.inc_value(CRAWL_DELAY_IGNORED)
+            what = "not applied (REP_CRAWL_DELAY = False; Google ignores it)"
+        elif applied is None or math.isinf(applied):
+            what = (
+                f"above REP_CRAWL_DELAY_MAX={config.crawl_delay_max:g}s: its requests are "
+                "dropped (REP_CRAWL_DELAY_ABOVE_MAX = 'skip')"
+            )
+        elif applied < asked:
+            self._stats.inc_value(CRAWL_DELAY_CLAMPED)
+            what = f"clamped to {applied:g}s (REP_CRAWL_DELAY_MAX)"
+        else:
+            what = "applied to its download slot"
+        logger.info("Crawl-delay %gs of %s: %s", asked, origin, what, extra=self._extra())
+
+    def paused(self, origin: str, seconds: float, reason: str, *, first: bool) -> None:
+        """``origin`` pauses for ``seconds`` (SPEC H): a WARNING when it starts, then INFO."""
+        if first:
+            logger.warning(
+                "Pausing %s for %s: %s. Its requests are held and sent again after the pause, "
+                "then one request probes it (REP_PAUSE = False turns pauses off)",
+                origin,
+                duration(seconds),
+                reason,
+                extra=self._extra(),
+            )
+        else:
+            logger.info(
+                "%s still asks to slow down (%s): paused for %s more",
+                origin,
+                reason,
+                duration(seconds),
+                extra=self._extra(),
+            )
+
+    def paused_elsewhere(self, origin: str, seconds: float, reason: str) -> None:
+        """Another process of the fleet (or an earlier run of the job) paused ``origin``."""
+        self._stats.inc_value(PAUSE_FOLLOWED)
+        logger.info(
+            "%s is paused (found in the store: %s), %s left: its requests are held",
+            origin,
+            reason,
+            duration(seconds),
+            extra=self._extra(),
+        )
+
+    def resumed(self, origin: str, paused_for: float, why: str) -> None:
+        self._stats.inc_value(PAUSE_RESUMED)
+        logger.info(
+            "Resuming %s after %s paused: %s",
+            origin,
+            duration(paused_for),
+            why,
+            extra=self._extra(),
+        )
 
     def release_failed(self, request: Request, error: BaseException) -> None:
         self._stats.inc_value(RELEASE_FAILED)

@@ -202,6 +202,10 @@ class Fetcher:
             authorization = via.headers.get(b"Proxy-Authorization")
             if authorization is not None:
                 headers[b"Proxy-Authorization"] = authorization
+        # Its own download slot (unless the request it is made for names one): a page is not
+        # delayed behind it (DOWNLOAD_DELAY, a Crawl-delay count between pages) nor waits for
+        # it in its host's queue.
+        meta.setdefault("download_slot", f"{urlsplit(url).hostname} {self._document}")
         meta.update(
             {
                 "dont_obey_robotstxt": True,

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from twisted.internet import task
 from twisted.internet.defer import Deferred
@@ -55,9 +55,20 @@ if TYPE_CHECKING:
     from scrapy_rep.crawl._cache import OriginState
     from scrapy_rep.crawl._drops import Drops
     from scrapy_rep.crawl._events import Events
+    from scrapy_rep.crawl._pauses import Pauses
     from scrapy_rep.crawl._resolver import Resolver
 
-__all__ = ["Holds"]
+__all__ = ["Awaited", "Holds"]
+
+
+class Awaited(Protocol):
+    """What held requests may wait for: a document's resolver, or the pauses."""
+
+    @property
+    def name(self) -> str: ...
+
+    def wait(self, origin: str, trigger: Request | None) -> Deferred[Any]: ...
+
 
 T = TypeVar("T")
 
@@ -76,6 +87,7 @@ class Holds:
         wake: Callable[[], None] = lambda: None,
         on_close: Callable[[], None] = lambda: None,
         held: HeldRequests | None = None,
+        pauses: Pauses | None = None,
     ) -> None:
         """``crawl`` sends a request to the scheduler (``engine.crawl``); ``closing`` says
         whether the crawl is asked to close; ``wake`` tells the engine that nothing waits any
@@ -85,6 +97,7 @@ class Holds:
         self._events = events
         self._drops = drops
         self._resolver = resolver
+        self._pauses = pauses
         self._timeout = hold_timeout
         self._crawl = crawl
         self._closing = closing
@@ -137,10 +150,10 @@ class Holds:
         elsewhere: Callable[[], bool] | None = getattr(self._held, "pending_elsewhere", None)
         return elsewhere is not None and elsewhere()
 
-    def hold(self, origin: str, request: Request, until: Resolver[Any] | None = None) -> None:
+    def hold(self, origin: str, request: Request, until: Awaited | None = None) -> None:
         """Keep ``request`` until ``origin``'s robots.txt serves or, given ``until`` (the
-        resolver of a usage document the gate needs, asked once per origin), until that
-        document is known; then it goes back through the gate."""
+        resolver of a usage document the gate needs, or the pauses, asked once per origin),
+        until that says so; then it goes back through the gate."""
         if self._closed:
             self._drops.drop(origin, [request], self._closed_why(origin))
             return
@@ -161,13 +174,13 @@ class Holds:
         self._start_tick()
         return waiter
 
-    def _interested(self, origin: str, resolver: Resolver[Any], trigger: Request | None) -> None:
-        """Register interest in ``origin``'s document of ``resolver`` (one per origin and
-        document)."""
-        what = resolver.kind.name
+    def _interested(self, origin: str, awaited: Awaited, trigger: Request | None) -> None:
+        """Register interest in what ``awaited`` says of ``origin`` (one per origin and
+        thing)."""
+        what = awaited.name
         if (origin, what) in self._interest:
             return
-        found = resolver.wait(origin, trigger)
+        found = awaited.wait(origin, trigger)
         self._interest[origin, what] = found
         found.addCallbacks(self._known, _cancelled, callbackArgs=(origin, what))
 
@@ -176,7 +189,7 @@ class Holds:
             return
         del self._interest[origin, what]
         state = None
-        if what == self._resolver.kind.name:
+        if what == self._resolver.name:
             # Waiters resume in process_request, which asks nothing of the resolver.
             state = cast("OriginState[RobotsTxt]", result)
             for waiter, _since in self._waiting.pop(origin, []):
@@ -287,6 +300,12 @@ class Holds:
         return dropped
 
     def _timed_out(self, origin: str) -> str:
+        paused = self._pauses.why(origin) if self._pauses is not None else None
+        if paused is not None:
+            return (
+                f"its pages asked to slow down ({paused}) for longer than "
+                f"REP_HOLD_TIMEOUT={self._timeout:g}s"
+            )
         state = self._resolver.peek(origin)
         return hold_timeout_reason(self._timeout, state.entry.error if state else None)
 
@@ -297,7 +316,7 @@ class Holds:
         if self._pending:
             return
         origins = {*self._since, *self._waiting}
-        reasons = {origin: self._resolver.given_up(origin) for origin in origins}
+        reasons = {origin: self._given_up(origin) for origin in origins}
         if not reasons or None in reasons.values():
             return
         for origin, why in reasons.items():
@@ -306,6 +325,12 @@ class Holds:
             waiters = [waiter for waiter, _since in self._waiting.pop(origin, [])]
             self._stop_waiting(origin, self._held.take(origin), waiters, why, gave_up=True)
             self._forget(origin)
+
+    def _given_up(self, origin: str) -> str | None:
+        why = self._resolver.given_up(origin)
+        if why is None and self._pauses is not None:
+            why = self._pauses.given_up(origin)
+        return why
 
     def _stop_waiting(
         self,

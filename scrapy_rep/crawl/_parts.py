@@ -17,6 +17,7 @@ from scrapy_rep.core.tdmrep import TDMREP
 from scrapy_rep.crawl._cache import ROBOTS, DocumentKind, OriginCache, usage_kind
 from scrapy_rep.crawl._drops import Drops
 from scrapy_rep.crawl._holds import Holds
+from scrapy_rep.crawl._pauses import Pauses
 from scrapy_rep.crawl._resolver import Announce, FetcherLike, Resolver
 
 if TYPE_CHECKING:
@@ -48,12 +49,15 @@ class Parts:
     holds: Holds
     #: The usage documents a crawl may need (REP_USAGE_SOURCES), in their order.
     documents: tuple[UsageResolver, ...]
+    #: Origins whose pages said "slow down" (SPEC H).
+    pauses: Pauses
 
     def close(self) -> None:
         """No more fetches (the crawl closes)."""
         self.resolver.close()
         for used in self.documents:
             used.resolver.close()
+        self.pauses.close()
 
     def busy(self) -> bool:
         return self.resolver.busy() or any(used.resolver.busy() for used in self.documents)
@@ -75,12 +79,18 @@ def build_parts(
     held: HeldRequests | None = None,
     drops: Drops | None = None,
     documents: Sequence[UsageDocument] = (TDMREP,),
+    shared: bool = False,
+    probe_timeout: float = 60.0,
+    evict: Callable[[str], None] = lambda origin: None,
 ) -> Parts:
     """The parts, wired: the resolvers are the services the others use (holds wait on them),
     and tell only ``announce`` (robots.txt) or the events (a usage document) of a new state.
     ``holds.let_go()`` (the crawl closing) closes them all. ``held``: where held requests live
     until ``holds.open`` gives the crawl's own place (memory by default). ``drops``: the drop
-    path (by default one that delivers no errback: nothing to deliver to without a crawl)."""
+    path (by default one that delivers no errback: nothing to deliver to without a crawl).
+    ``shared``: the store is a fleet's or a job's (pauses are read back and followed);
+    ``probe_timeout``: how long a pause's probe may take; ``evict``: what sends a paused
+    origin's requests back from its download slot."""
 
     def resolver(cache: OriginCache[Any], announced: Announce | None) -> Any:
         return Resolver(
@@ -110,7 +120,19 @@ def build_parts(
         for document in documents
     )
     parts: Parts
-
+    pauses = Pauses(
+        clock=clock,
+        store=store,
+        events=events,
+        delay=config.pause_delay,
+        max_delay=config.pause_max_delay,
+        give_up_after=config.pause_give_up_after,
+        probe_timeout=probe_timeout,
+        owner=owner,
+        shared=shared,
+        poll_interval=config.lease_poll_interval,
+        evict=evict,
+    )
     holds = Holds(
         clock=clock,
         events=events,
@@ -122,8 +144,9 @@ def build_parts(
         wake=wake,
         on_close=lambda: parts.close(),
         held=held,
+        pauses=pauses,
     )
-    parts = Parts(cache, robots, holds, used)
+    parts = Parts(cache, robots, holds, used, pauses)
     return parts
 
 

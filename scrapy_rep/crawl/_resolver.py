@@ -108,6 +108,11 @@ class Resolver(Generic[D]):
     def busy(self) -> bool:
         return bool(self._resolving)
 
+    @property
+    def name(self) -> str:
+        """The document's name (``robots.txt``): what requests held for it wait for."""
+        return self.kind.name
+
     def serves(self, state: OriginState[D]) -> bool:
         """Can requests go on with ``state``? robots.txt: not while it holds the origin (SPEC
         B2); a usage document: always, a failure stating nothing."""

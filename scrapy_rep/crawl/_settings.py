@@ -59,6 +59,12 @@ class MiddlewareSettings:
     purpose: Purpose = NO_PURPOSE
     fetch_timeout: float = default("REP_FETCH_TIMEOUT")
     fetch_meta_keys: tuple[str, ...] = default("REP_FETCH_META_KEYS")
+    crawl_delay_max: float = default("REP_CRAWL_DELAY_MAX")
+    crawl_delay_above_max: str = default("REP_CRAWL_DELAY_ABOVE_MAX")
+    pause: bool = default("REP_PAUSE")
+    pause_delay: float = default("REP_PAUSE_DELAY")
+    pause_max_delay: float = default("REP_PAUSE_MAX_DELAY")
+    pause_give_up_after: float = default("REP_PAUSE_GIVE_UP_AFTER")
     #: REP_USAGE_SOURCES: tdmrep.json and what the project adds.
     usage_documents: tuple[UsageDocument, ...] = field(
         default_factory=lambda: usage_documents(Settings())
@@ -100,6 +106,12 @@ class MiddlewareSettings:
             fetch_timeout=_setting(settings, "REP_FETCH_TIMEOUT"),
             fetch_meta_keys=_setting(settings, "REP_FETCH_META_KEYS"),
             usage_documents=usage_documents(settings),
+            crawl_delay_max=_setting(settings, "REP_CRAWL_DELAY_MAX"),
+            crawl_delay_above_max=_setting(settings, "REP_CRAWL_DELAY_ABOVE_MAX"),
+            pause=_setting(settings, "REP_PAUSE"),
+            pause_delay=_setting(settings, "REP_PAUSE_DELAY"),
+            pause_max_delay=_setting(settings, "REP_PAUSE_MAX_DELAY"),
+            pause_give_up_after=_setting(settings, "REP_PAUSE_GIVE_UP_AFTER"),
         )
 
 

@@ -12,7 +12,7 @@ import logging
 import weakref
 from typing import TYPE_CHECKING, Any
 
-from scrapy_rep.core.tokens import CrawlerTokens
+from scrapy_rep.core.tokens import CrawlerTokens, identification_warning
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -54,6 +54,11 @@ def settings_tokens(settings: BaseSettings, crawler: Crawler | None = None) -> C
     _built[id(settings)] = (values, tokens)
     for message in tokens.warnings:
         warn(message)
+    # One warning about USER_AGENT: one the token warnings gave (browser-like, no token) says
+    # what to fix already.
+    unidentified = identification_warning(tokens.user_agent)
+    if unidentified is not None and not any("USER_AGENT " in w for w in tokens.warnings):
+        warn(unidentified)
     return tokens
 
 

@@ -11,6 +11,7 @@ declared purpose (REP_USAGE_PURPOSES), a request whose usage preferences (robots
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +37,10 @@ if TYPE_CHECKING:
     from scrapy_rep.crawl._drops import Drops
     from scrapy_rep.crawl._events import Events
 
-__all__ = ["Known", "Verdicts"]
+__all__ = ["SKIP", "Known", "Verdicts"]
+
+#: The Crawl-delay of an origin skipped for asking more than REP_CRAWL_DELAY_MAX.
+SKIP = math.inf
 
 #: The usage documents known for an origin, each with its state.
 Known = Sequence[tuple[UsageDocument, "OriginState[Any]"]]
@@ -50,12 +54,18 @@ class Verdicts:
         events: Events,
         drops: Drops,
         purpose: Purpose = NO_PURPOSE,
+        *,
+        delay_max: float = math.inf,
+        above_max: str = "clamp",
     ) -> None:
+        """``delay_max``, ``above_max``: REP_CRAWL_DELAY_MAX and REP_CRAWL_DELAY_ABOVE_MAX."""
         self._crawler = crawler
         self._tokens = tokens
         self._events = events
         self._drops = drops
         self.purpose = purpose
+        self._delay_max = delay_max
+        self._above_max = above_max
         # Disallowed requests counted and logged already (the gate runs before the dupefilter).
         self._reported: BoundedSet[bytes] = BoundedSet()
         fingerprinter = getattr(crawler, "request_fingerprinter", None)
@@ -68,6 +78,8 @@ class Verdicts:
         preferences refuse the declared purpose (``known``: the usage documents the purpose
         needs) — before scheduling."""
         if state.serving.kind != "rules" or self._allowed(state, request):
+            if state.crawl_delay == SKIP:
+                self._refuse(request, self._too_slow(state), "before_schedule")
             self._check_usage(state, request, known, "before_schedule")
             return
         self._refuse(request, self._disallowed(state, request), "before_schedule")
@@ -81,10 +93,12 @@ class Verdicts:
     ) -> None:
         """Raise ``IgnoreRequest`` if ``state``'s rules disallow ``request``; else apply the
         origin's Crawl-delay (the final gate, just before download)."""
-        if state.crawl_delay is not None:
-            self.apply_crawl_delay(request, state.crawl_delay)
         if state.serving.kind == "rules" and not self._allowed(state, request):
             raise self._drops.refuse(request, self._disallowed(state, request), "before_download")
+        if state.crawl_delay == SKIP:
+            raise self._drops.refuse(request, self._too_slow(state), "before_download")
+        if state.crawl_delay is not None:
+            self.apply_crawl_delay(request, state.crawl_delay)
         self._check_usage(state, request, known, "before_download")
 
     def statements(
@@ -154,10 +168,29 @@ class Verdicts:
         slot = _compat.downloader_slot(self._crawler.engine, request)
         if slot is not None and slot.delay < delay:
             slot.delay = delay
+            _compat.unjittered(slot)
             self._events.count(CRAWL_DELAY_APPLIED)
 
     def crawl_delay_of(self, robots: RobotsTxt) -> float | None:
+        """The Crawl-delay the origin's slot gets (REP_CRAWL_DELAY): the selected group's,
+        capped at REP_CRAWL_DELAY_MAX, or ``SKIP`` (REP_CRAWL_DELAY_ABOVE_MAX = "skip")."""
+        asked = robots.crawl_delay(self._tokens.default)
+        if asked is None or asked <= self._delay_max:
+            return asked
+        return self._delay_max if self._above_max == "clamp" else SKIP
+
+    def asked_crawl_delay(self, robots: RobotsTxt) -> float | None:
+        """The Crawl-delay ``robots`` asks of this crawler (whether applied or not)."""
         return robots.crawl_delay(self._tokens.default)
+
+    def _too_slow(self, state: OriginState[RobotsTxt]) -> Why:
+        asked = self.asked_crawl_delay(state.document) if state.document is not None else None
+        return Why(
+            "crawl_delay",
+            f"Crawl-delay {asked:g}s above REP_CRAWL_DELAY_MAX={self._delay_max:g}s",
+            state.origin,
+            rule="REP_CRAWL_DELAY_ABOVE_MAX = 'skip'",
+        )
 
     def parser(self, robots: RobotsTxt) -> RobotParser:
         """``robots`` behind Scrapy's RobotParser interface, obeying as this crawler's tokens."""

@@ -15,9 +15,11 @@ __all__ = ["DropReason", "RequestDropped"]
 
 #: ``disallowed``: a robots.txt rule; ``usage``: a usage preference refuses the declared purpose;
 #: ``gave_up``: the idle crawl stopped waiting for an origin whose robots.txt keeps failing;
-#: ``hold_timeout``: held longer than REP_HOLD_TIMEOUT; ``closing``: the crawl closed while it
-#: waited (no errback then, as for requests left in Scrapy's scheduler).
-DropReason = Literal["disallowed", "usage", "gave_up", "hold_timeout", "closing"]
+#: ``hold_timeout``: held longer than REP_HOLD_TIMEOUT; ``crawl_delay``: the origin asks for a
+#: Crawl-delay above REP_CRAWL_DELAY_MAX and REP_CRAWL_DELAY_ABOVE_MAX is "skip"; ``closing``:
+#: the crawl closed while it waited (no errback then, as for requests left in Scrapy's
+#: scheduler).
+DropReason = Literal["disallowed", "usage", "gave_up", "hold_timeout", "crawl_delay", "closing"]
 
 
 class RequestDropped(IgnoreRequest):

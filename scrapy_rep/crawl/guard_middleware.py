@@ -20,12 +20,20 @@ every downloader middleware (SPEC B2). Two things must not be left to them:
   them again. ``process_request`` sets ``Accept-Encoding`` to what can be
   decoded that way, after every lower middleware had its say.
 
-Pages are not touched: only requests marked with ``ROBOTS_META`` are.
+- **Pages' "slow down"** (SPEC H). A page leaving for its download slot is looked at last here
+  (``page_leaving``): one whose origin paused since the final gate goes back. A page's answer
+  reaches this guard before RetryMiddleware
+  (550) and the HTTP cache (900): it hands it to ``RobotsTxtMiddleware.page_answered``, which
+  gives back the answer, or the request to be sent again once its origin's pause is over (then
+  RetryMiddleware does not also retry it, nor the HTTP cache store the 503). A probe that gets
+  no answer goes to ``page_failed`` the same way.
+
+Pages are otherwise not touched: only requests marked with ``ROBOTS_META`` are.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.utils.httpobj import urlparse_cached
@@ -63,11 +71,24 @@ TRUNCATED_FLAG = "robotstxt_decoded_truncated"
 _COMPRESSION = "scrapy.downloadermiddlewares.httpcompression.HttpCompressionMiddleware"
 
 
+class PageAnswers(Protocol):
+    """What RobotsTxtMiddleware does with pages leaving and their answers (SPEC H)."""
+
+    def page_leaving(self, request: Request) -> Request | None: ...
+
+    def page_answered(self, request: Request, response: Response) -> Response | Request: ...
+
+    def page_failed(self, request: Request, error: Exception) -> Request | None: ...
+
+
 class RobotsTxtGuard:
     """Scheme check and bounded decoding for robots.txt requests; see the module docstring."""
 
     def __init__(self, crawler: Crawler) -> None:
         self._events = Events(crawler.stats, lambda: crawler.spider)
+        #: Who is told of pages' answers: scrapy_rep's RobotsTxtMiddleware sets itself here when
+        #: the spider opens (None: it is not enabled, or pauses are off).
+        self.pages: PageAnswers | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RobotsTxtGuard:
@@ -75,19 +96,26 @@ class RobotsTxtGuard:
             raise NotConfigured("ROBOTSTXT_OBEY is False")
         return cls(crawler)
 
-    def process_request(self, request: Request, spider: Spider | None = None) -> None:
+    def process_request(self, request: Request, spider: Spider | None = None) -> Request | None:
         if not request.meta.get(ROBOTS_META):
-            return
+            # The last look before the download slot: a page of an origin paused since it
+            # passed the final gate (SPEC H) goes back instead of out.
+            pages = self.pages
+            return None if pages is None else pages.page_leaving(request)
         scheme = urlparse_cached(request).scheme
         if scheme not in ROBOTS_SCHEMES:
             self._events.scheme_refused(request.url, scheme)
             raise IgnoreRequest(f"robots.txt request to a {scheme}: URL refused")
         request.headers[b"Accept-Encoding"] = ACCEPT_ENCODING
+        return None
 
     def process_response(
         self, request: Request, response: Response, spider: Spider | None = None
-    ) -> Response:
-        if not request.meta.get(ROBOTS_META) or request.method == "HEAD":
+    ) -> Response | Request:
+        if not request.meta.get(ROBOTS_META):
+            pages = self.pages
+            return response if pages is None else pages.page_answered(request, response)
+        if request.method == "HEAD":
             return response
         values = response.headers.getlist(b"Content-Encoding")
         if not values:
@@ -98,6 +126,13 @@ class RobotsTxtGuard:
         body, truncated = decode(response.body, split_codings(values), MAX_BODY_BYTES)
         flags = [*response.flags, TRUNCATED_FLAG] if truncated else response.flags
         return response.replace(body=body, headers=headers, flags=flags)
+
+    def process_exception(
+        self, request: Request, exception: Exception, spider: Spider | None = None
+    ) -> Request | None:
+        if request.meta.get(ROBOTS_META) or self.pages is None:
+            return None
+        return self.pages.page_failed(request, exception)
 
 
 def check_wiring(settings: BaseSettings) -> None:

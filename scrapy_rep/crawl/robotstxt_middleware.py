@@ -29,6 +29,7 @@ Deferred[OriginReport]`` and, as Scrapy's middleware has, ``robot_parser(request
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -41,22 +42,26 @@ from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred, gatherResults, maybeDeferred, succeed
 
 from scrapy_rep.core.origin import origin as url_origin
+from scrapy_rep.core.policy import parse_retry_after
+from scrapy_rep.core.proxy import proxy_failure
 from scrapy_rep.core.robots_file import RobotsTxt
 from scrapy_rep.core.sources import Statement, UsageDocument, needed_documents
-from scrapy_rep.core.stats import RESCHEDULED
+from scrapy_rep.core.stats import PAUSE_PASSED, PAUSE_RESENT, RESCHEDULED
 from scrapy_rep.crawl import _compat
 from scrapy_rep.crawl._cache import RUN, DocumentKind, OriginKeys, OriginReport, OriginState
 from scrapy_rep.crawl._drops import Drops
 from scrapy_rep.crawl._events import Events
-from scrapy_rep.crawl._fetch import Fetcher
+from scrapy_rep.crawl._fetch import Fetcher, describe_failure
 from scrapy_rep.crawl._parts import UsageResolver, build_parts
+from scrapy_rep.crawl._pauses import DONT_PAUSE_META, HOLD, PROBE, PROBE_META
 from scrapy_rep.crawl._resolver import Resolver
 from scrapy_rep.crawl._settings import MiddlewareSettings
 from scrapy_rep.crawl._tokens import settings_tokens
 from scrapy_rep.crawl._verdict import Verdicts
+from scrapy_rep.crawl.guard_middleware import ROBOTS_META, RobotsTxtGuard
 from scrapy_rep.crawl.robot_parser import RobotParser
 from scrapy_rep.storage.held import open_held
-from scrapy_rep.storage.results import RobotsStore
+from scrapy_rep.storage.results import RobotsStore, StoredPause
 from scrapy_rep.storage.results._open import open_configured
 
 if TYPE_CHECKING:
@@ -75,6 +80,8 @@ COPY_FLAG = "robotstxt_copy"
 #: Meta key set on requests the gate let through to the scheduler: the generation of the
 #: origin state that allowed them (see ``OriginState.generation``).
 _GATED = "_robotstxt_gated"
+#: Meta key set on a request whose answer paused its origin: it is sent again after the pause.
+_RESEND = "_rep_pause_resend"
 #: Rules that allow nothing: what an unreachable origin's requests get for now (SPEC B2).
 _DISALLOW_ALL = RobotsTxt.parse(b"User-agent: *\nDisallow: /\n")
 
@@ -110,7 +117,15 @@ class RobotsTxtMiddleware:
         )
         # REP_USER_AGENTS > ROBOTSTXT_USER_AGENT > User-Agent (SPEC C1, C2), decided in one place.
         tokens = settings_tokens(crawler.settings, crawler)
-        self._verdicts = Verdicts(crawler, tokens, self._events, self._drops, config.purpose)
+        self._verdicts = Verdicts(
+            crawler,
+            tokens,
+            self._events,
+            self._drops,
+            config.purpose,
+            delay_max=config.crawl_delay_max,
+            above_max=config.crawl_delay_above_max,
+        )
         self._config = config
         self._hold_timeout = config.hold_timeout
 
@@ -132,6 +147,10 @@ class RobotsTxtMiddleware:
             announce=self.announced,
             drops=self._drops,
             documents=config.usage_documents,
+            shared=not config.store.url.startswith("memory:"),
+            # A probe may take as long as a download.
+            probe_timeout=crawler.settings.getfloat("DOWNLOAD_TIMEOUT") + 5,
+            evict=self._evict,
         )
         self._parts = parts
         self._resolver, self._holds = parts.resolver, parts.holds
@@ -139,6 +158,10 @@ class RobotsTxtMiddleware:
         # The usage documents the gate waits for: those a declared purpose needs (tdmrep.json
         # for train-ai); the others are never fetched by the crawl (``documents`` aside).
         self._needed = _needed(parts.documents, config.purpose.labels)
+        # SPEC H: origins whose pages said "slow down"; the gates read the dict of paused ones.
+        self._pause_on = config.pause
+        self._pauses = parts.pauses
+        self._paused = parts.pauses.paused
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RobotsTxtMiddleware:
@@ -179,6 +202,13 @@ class RobotsTxtMiddleware:
                 self._holds.hold(origin, request, until=missing)
                 raise IgnoreRequest(f"held until {missing.kind.name} is known")
         self._verdicts.at_gate(state, request, known)
+        if self._paused and origin in self._paused:
+            verdict = self._pauses.check(origin, self._clock.seconds())
+            if verdict == HOLD:
+                self._holds.hold(origin, request, until=self._pauses)
+                raise IgnoreRequest("held while its origin is paused")
+            if verdict == PROBE:
+                meta[PROBE_META] = True
         meta[_GATED] = state.generation
 
     def _final_gate(
@@ -193,8 +223,18 @@ class RobotsTxtMiddleware:
             return None
         if request.url.endswith("/robots.txt") and parts.path == "/robots.txt" and not parts.query:
             return self._robots_copy(origin, request)
-        state = self._resolver.state(origin, self._clock.seconds(), request)
         gated = request.meta.get(_GATED)
+        if self._paused and origin in self._paused and not request.meta.get(PROBE_META):
+            verdict = self._pauses.check(origin, self._clock.seconds())
+            if verdict == PROBE:
+                request.meta[PROBE_META] = True
+            elif verdict == HOLD:
+                if gated is None:
+                    # An engine.download caller: it waits here for the pause to end.
+                    return self._check_later(self._pauses_then_state(origin, request), request)
+                # Back to the gate, which holds it (durably) outside the downloader.
+                return self._back_to_gate(request)
+        state = self._resolver.state(origin, self._clock.seconds(), request)
         if state is not None and state.serving.kind != "hold":
             if gated == state.generation:
                 if state.crawl_delay is not None:
@@ -213,12 +253,8 @@ class RobotsTxtMiddleware:
             return None
         if gated is not None and state is not None:
             # It passed the gate, and its origin became unknown or unreachable since: back to
-            # the gate, which holds it (durably) without a downloader slot. The dupefilter
-            # already saw it once.
-            request.dont_filter = True
-            del request.meta[_GATED]
-            self._events.count(RESCHEDULED)
-            return request
+            # the gate, which holds it (durably) without a downloader slot.
+            return self._back_to_gate(request)
         # Not known here: an engine.download caller, or a request another fleet process (or
         # an earlier run of this JOBDIR) allowed. It waits off Downloader.active while the
         # resolver reads the shared store (a fetch only if the store has nothing), rather than
@@ -229,6 +265,111 @@ class RobotsTxtMiddleware:
 
     #: The final gate, just before download (``async def`` on Scrapy >= 2.14, as its own).
     process_request = _compat.process_request(_final_gate)
+
+    def _back_to_gate(self, request: Request) -> Request:
+        """``request`` sent back to the scheduler, to pass the gate again (which may hold it).
+        The dupefilter saw it once already."""
+        request.dont_filter = True
+        request.meta.pop(_GATED, None)
+        request.meta.pop(PROBE_META, None)
+        self._events.count(RESCHEDULED)
+        return request
+
+    def _pauses_then_state(self, origin: str, request: Request) -> Deferred[OriginState[RobotsTxt]]:
+        """Once ``origin`` may be sent to again, its robots.txt state (an ``engine.download``
+        caller waiting in process_request)."""
+
+        def then(_: object) -> Deferred[OriginState[RobotsTxt]]:
+            if self._pauses.check(origin, self._clock.seconds()) == PROBE:
+                request.meta[PROBE_META] = True
+            return self._holds.wait(origin, request)
+
+        return self._pauses.wait(origin, request).addCallback(then)
+
+    # -- what the pages answer (SPEC H; RobotsTxtGuard hands them over) -----------------------
+
+    def _on_downloaded(
+        self, response: Response, request: Request, spider: Spider | None = None
+    ) -> None:
+        """A page's answer, as the downloader has it (``response_downloaded``: before its slot
+        sends the next request, so a pause begun here holds that one too): does it pause its
+        origin (SPEC H1)? Marks ``request`` to be sent again after the pause (``page_answered``
+        does it); a cached copy never comes here (SPEC H4)."""
+        meta = request.meta
+        status = response.status
+        # The hot path: an answer, and nothing struggling or probing to tell of it.
+        quiet = status < 500 and status != 429 and not self._pauses.struggles
+        if quiet and PROBE_META not in meta:
+            return
+        if meta.get(ROBOTS_META) or meta.get("dont_obey_robotstxt") or meta.get(DONT_PAUSE_META):
+            return
+        origin = self._keys.origin(urlparse_cached(request))
+        if origin is None:
+            return
+        if proxy_failure(status, _headers(response, b"Proxy-Status")) is not None:
+            # The proxy's (or API's) own 429/503 says nothing of the site (SPEC H4).
+            meta.pop(PROBE_META, None)
+            return
+        # An HTTP-date Retry-After is read against the wall clock, at once (into a delay).
+        retry_after = parse_retry_after(_header(response, b"Retry-After"), time.time())
+        if self._pauses.answered(origin, request, status, retry_after):
+            meta[_RESEND] = True
+
+    def page_leaving(self, request: Request) -> Request | None:
+        """The last look at a page before its download slot (RobotsTxtGuard, after every other
+        middleware): one whose origin paused since it passed the final gate goes back to the
+        gate (None: let it go)."""
+        meta = request.meta
+        if not self._paused or PROBE_META in meta or _GATED not in meta:
+            return None
+        origin = self._keys.origin(urlparse_cached(request))
+        if origin not in self._paused or meta.get(DONT_PAUSE_META):
+            return None
+        verdict = self._pauses.check(origin, self._clock.seconds())
+        if verdict == PROBE:
+            meta[PROBE_META] = True
+            return None
+        return self._back_to_gate(request)
+
+    def page_answered(self, request: Request, response: Response) -> Response | Request:
+        """A page's answer, before RetryMiddleware and the HTTP cache see it (RobotsTxtGuard):
+        the answer, or ``request`` to be sent again after its origin's pause (SPEC H3)."""
+        if not request.meta.pop(_RESEND, False):
+            return response
+        if request.meta.get("dont_retry") or _handles(request, response.status):
+            # The spider asked for this status: it gets it; the origin pauses for the others.
+            self._events.count(PAUSE_PASSED)
+            return response
+        self._events.count(f"{PAUSE_RESENT}/{response.status}")
+        return self._back_to_gate(request)
+
+    def page_failed(self, request: Request, error: Exception) -> Request | None:
+        """A page's download failed: a probe that got no answer keeps its origin paused (and
+        is sent again after the pause); anything else is left to Scrapy."""
+        if PROBE_META not in request.meta:
+            return None
+        origin = self._keys.origin(urlparse_cached(request))
+        if origin is None or not self._pauses.probe_failed(
+            origin, request, describe_failure(error)
+        ):
+            return None
+        self._events.count(f"{PAUSE_RESENT}/{type(error).__name__}")
+        return self._back_to_gate(request)
+
+    def _evict(self, origin: str) -> None:
+        """``origin`` pauses: its requests waiting in a download slot go back to the gate (held
+        there) instead of going out during the pause."""
+        engine = self.crawler.engine
+
+        def mine(queued: Request) -> bool:
+            if queued.meta.get("dont_obey_robotstxt") or queued.meta.get(DONT_PAUSE_META):
+                return False
+            return self._keys.origin(urlparse_cached(queued)) == origin
+
+        for queued, deferred in _compat.take_queued(engine, mine):
+            self._events.count(f"{PAUSE_RESENT}/queued")
+            # Fired on the next turn: not inside the answer being handled now.
+            self._clock.callLater(0, deferred.callback, self._back_to_gate(queued))
 
     def _say_waiting(self, state: OriginState[RobotsTxt] | None) -> None:
         """Requests wait for an origin's robots.txt: say why (once per origin). An origin
@@ -355,6 +496,19 @@ class RobotsTxtMiddleware:
             return self._verdicts.parser(_DISALLOW_ALL)
         return None
 
+    def pause_of(self, url: str) -> Deferred[StoredPause | None]:
+        """The pause the store keeps for ``url``'s origin (SPEC H; the explain command), or
+        None: not paused, or the store cannot say."""
+        origin = url_origin(url)
+        if origin is None:
+            return succeed(None)
+
+        def found(read: tuple[int, dict[str, StoredPause]]) -> StoredPause | None:
+            return read[1].get(origin)
+
+        pauses = maybeDeferred(self._store.pauses).addCallback(found)
+        return pauses.addErrback(lambda failure: None)
+
     def usage_statements(self, request: Request) -> list[Statement]:
         """For the page level: what the sources known before fetching state of ``request``'s
         URL — robots.txt (nothing while its origin is not known here) and the usage documents
@@ -390,6 +544,9 @@ class RobotsTxtMiddleware:
         robots = state.document
         if robots is None or (previous is not None and previous.document is robots):
             return
+        asked = self._verdicts.asked_crawl_delay(robots)
+        if asked is not None:
+            self._events.crawl_delay(state.origin, asked, state.crawl_delay, self._config)
         # As Scrapy's own middleware: async handlers run, with the request whose robots.txt
         # this is. Unlike Scrapy's, the origin's requests do not wait for the handlers: the
         # state must serve the moment it is installed (an LRU of one evicts it otherwise).
@@ -423,6 +580,14 @@ class RobotsTxtMiddleware:
             owner_ttl=self._config.held_owner_ttl,
         )
         self._holds.open(held)
+        if self._pause_on:
+            self._pauses.open()
+            guard = _compat.downloader_middleware(self.crawler, RobotsTxtGuard)
+            if guard is not None:
+                guard.pages = self
+                self.crawler.signals.connect(
+                    self._on_downloaded, signal=signals.response_downloaded
+                )
 
     async def _on_closed(self, spider: Spider, reason: str = "") -> None:
         # Every waiting request let go, then no more fetches (if a close request did not
@@ -442,3 +607,20 @@ def _needed(documents: Sequence[UsageResolver], labels: Sequence[str]) -> tuple[
     """The usage documents a crawl declaring ``labels`` waits for (SPEC G2)."""
     wanted = needed_documents([used.document for used in documents], labels)
     return tuple(used for used in documents if used.document in wanted)
+
+
+def _header(response: Response, name: bytes) -> str | None:
+    value = response.headers.get(name)
+    return value.decode("latin-1") if value else None
+
+
+def _headers(response: Response, name: bytes) -> list[str]:
+    return [value.decode("latin-1") for value in response.headers.getlist(name)]
+
+
+def _handles(request: Request, status: int) -> bool:
+    """Did the spider ask to handle ``status`` itself (Scrapy's HttpErrorMiddleware keys)?"""
+    meta = request.meta
+    if meta.get("handle_httpstatus_all"):
+        return True
+    return status in (meta.get("handle_httpstatus_list") or ())

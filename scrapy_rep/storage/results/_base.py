@@ -34,6 +34,24 @@ class StoredRobots:
     body: bytes | None = None
 
 
+@dataclass(frozen=True)
+class StoredPause:
+    """An origin paused because its pages said "slow down" (SPEC H), as the store shares it
+    with the fleet: how long the pause has left as a time-to-live, so that the clocks of
+    different hosts never matter."""
+
+    #: Seconds left of the pause; 0 once it is over and a probe is due.
+    remaining: float
+    #: Pauses in a row (the next one, without Retry-After, lasts twice as long).
+    failures: int
+    #: What paused it, in words ("HTTP 503 with Retry-After: 4 at /page/3").
+    reason: str
+
+
+#: How long a pause nobody ends is kept (its probe never came back: every process died).
+PAUSE_RECORD_TTL = 86400.0
+
+
 class RobotsStore(Protocol):
     def get(self, origin: str) -> Deferred[StoredRobots | None]:
         """The entry for ``origin``, or None when there is none (or it is unreadable)."""
@@ -50,6 +68,19 @@ class RobotsStore(Protocol):
 
     def release_lease(self, origin: str, owner: str) -> Deferred[None]:
         """Give the lease up, if ``owner`` still holds it."""
+
+    def set_pause(self, origin: str, seconds: float, failures: int, reason: str) -> Deferred[None]:
+        """Pause ``origin`` for ``seconds`` from now (``failures`` in a row, for ``reason``);
+        the record stays (remaining 0) until ``clear_pause``, or ``PAUSE_RECORD_TTL``."""
+
+    def clear_pause(self, origin: str) -> Deferred[None]:
+        """``origin`` answers again: no pause."""
+
+    def pauses(self) -> Deferred[tuple[int, dict[str, StoredPause]]]:
+        """Every pause kept, with ``pause_version``'s number at the time of reading."""
+
+    def pause_version(self) -> Deferred[int]:
+        """A number that changes whenever a pause is set or cleared (cheap to poll)."""
 
     def close(self) -> Deferred[None]:
         """Release connections/files. The store is not used afterwards."""

@@ -15,7 +15,7 @@ from twisted.internet.defer import Deferred, succeed
 
 from scrapy_rep.core.lru import LRU
 from scrapy_rep.storage.options import DEFAULT_ENTRY_TTL, DEFAULT_MEMORY_STORE_SIZE
-from scrapy_rep.storage.results._base import StoredRobots
+from scrapy_rep.storage.results._base import PAUSE_RECORD_TTL, StoredPause, StoredRobots
 
 
 class MemoryStore:
@@ -35,6 +35,9 @@ class MemoryStore:
         # origin -> (entry, written at).
         self._entries: LRU[str, tuple[StoredRobots, float]] = LRU(size)
         self._leases: dict[str, tuple[str, float]] = {}
+        # origin -> (pause over at, failures, reason, record kept until), and their version.
+        self._pauses: dict[str, tuple[float, int, str, float]] = {}
+        self._pause_version = 0
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -67,6 +70,29 @@ class MemoryStore:
         if self._leases.get(origin, ("", 0.0))[0] == owner:
             del self._leases[origin]
         return succeed(None)
+
+    def set_pause(self, origin: str, seconds: float, failures: int, reason: str) -> Deferred[None]:
+        now = self._now()
+        self._pauses[origin] = (now + seconds, failures, reason, now + PAUSE_RECORD_TTL)
+        self._pause_version += 1
+        return succeed(None)
+
+    def clear_pause(self, origin: str) -> Deferred[None]:
+        if self._pauses.pop(origin, None) is not None:
+            self._pause_version += 1
+        return succeed(None)
+
+    def pauses(self) -> Deferred[tuple[int, dict[str, StoredPause]]]:
+        now = self._now()
+        self._pauses = {o: p for o, p in self._pauses.items() if p[3] > now}
+        found = {
+            origin: StoredPause(max(0.0, until - now), failures, reason)
+            for origin, (until, failures, reason, _kept) in self._pauses.items()
+        }
+        return succeed((self._pause_version, found))
+
+    def pause_version(self) -> Deferred[int]:
+        return succeed(self._pause_version)
 
     def close(self) -> Deferred[None]:
         return succeed(None)

@@ -7,6 +7,11 @@ Per origin, one hash ``<prefix>robots:<origin>`` with fields ``v`` (format versi
 (JSON) and ``body`` (raw bytes; absent for "no robots.txt"), expiring ``entry_ttl`` seconds after
 its last write; the lease is ``<prefix>lease:<origin>`` holding the owner, with a PX expiry.
 
+A pause (SPEC H): the hash ``<prefix>pause:<origin>`` (``failures``, ``reason``; kept for
+``PAUSE_RECORD_TTL``) and ``<prefix>pausewin:<origin>``, whose PX time-to-live is what is left of
+the pause (so the hosts' clocks never matter); the set ``<prefix>pauses`` names the origins with
+a pause, and ``<prefix>pauses:v`` counts the changes (what the fleet polls).
+
 Calls run in a small private thread pool with short socket timeouts and at most one immediate
 reconnect (a pooled connection may be stale after a Redis restart), so every call ends within
 about twice ``timeout``; any Redis error becomes StoreUnavailable.
@@ -22,7 +27,12 @@ from urllib.parse import urlsplit
 
 from scrapy_rep.core.policy import FORMAT_VERSION
 from scrapy_rep.storage.options import DEFAULT_ENTRY_TTL, DEFAULT_PREFIX, DEFAULT_TIMEOUT
-from scrapy_rep.storage.results._base import StoredRobots, StoreUnavailable
+from scrapy_rep.storage.results._base import (
+    PAUSE_RECORD_TTL,
+    StoredPause,
+    StoredRobots,
+    StoreUnavailable,
+)
 from scrapy_rep.storage.results._codec import decode, encode_meta
 from scrapy_rep.storage.results._threaded import DEFAULT_RETRY_INTERVAL, ThreadedStore
 
@@ -127,6 +137,68 @@ class RedisBackend:
     def release_lease(self, origin: str, owner: str) -> None:
         with self._translate():
             self._release(keys=[self._lease_key(origin)], args=[owner])
+
+    def _pause_keys(self, origin: str) -> tuple[str, str]:
+        return f"{self._prefix}pause:{origin}", f"{self._prefix}pausewin:{origin}"
+
+    def set_pause(self, origin: str, seconds: float, failures: int, reason: str) -> None:
+        record, window = self._pause_keys(origin)
+        with self._translate():
+            pipe = self._client.pipeline(transaction=True)
+            pipe.delete(record)
+            pipe.hset(record, mapping={"failures": str(failures), "reason": reason})
+            pipe.pexpire(record, int(PAUSE_RECORD_TTL * 1000))
+            pipe.set(window, b"1", px=max(1, int(seconds * 1000)))
+            pipe.sadd(self._pauses_key, origin)
+            pipe.incr(self._version_key)
+            pipe.execute()
+
+    def clear_pause(self, origin: str) -> None:
+        record, window = self._pause_keys(origin)
+        with self._translate():
+            pipe = self._client.pipeline(transaction=True)
+            pipe.delete(record, window)
+            pipe.srem(self._pauses_key, origin)
+            pipe.incr(self._version_key)
+            pipe.execute()
+
+    def pauses(self) -> tuple[int, dict[str, StoredPause]]:
+        with self._translate():
+            pipe = self._client.pipeline(transaction=True)
+            pipe.get(self._version_key)
+            pipe.smembers(self._pauses_key)
+            raw_version, members = pipe.execute()
+            origins = sorted(m.decode("utf-8", "replace") for m in members)
+            pipe = self._client.pipeline(transaction=False)
+            for origin in origins:
+                record, window = self._pause_keys(origin)
+                pipe.hgetall(record)
+                pipe.pttl(window)
+            answers = pipe.execute() if origins else []
+            found: dict[str, StoredPause] = {}
+            lapsed = []
+            for origin, fields, ttl_ms in zip(origins, answers[::2], answers[1::2], strict=True):
+                failures = fields.get(b"failures", b"")
+                if not fields or not failures.isdigit():
+                    lapsed.append(origin)  # the record expired (or is not ours): forget it
+                    continue
+                reason = fields.get(b"reason", b"").decode("utf-8", "replace")
+                found[origin] = StoredPause(max(0, ttl_ms) / 1000, int(failures), reason)
+            if lapsed:
+                self._client.srem(self._pauses_key, *lapsed)
+        return int(raw_version or 0), found
+
+    def pause_version(self) -> int:
+        with self._translate():
+            return int(self._client.get(self._version_key) or 0)
+
+    @property
+    def _pauses_key(self) -> str:
+        return f"{self._prefix}pauses"
+
+    @property
+    def _version_key(self) -> str:
+        return f"{self._prefix}pauses:v"
 
     def close(self) -> None:
         self._client.close()

@@ -12,12 +12,19 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
 from scrapy_rep.core.policy import FORMAT_VERSION
 from scrapy_rep.storage.options import DEFAULT_ENTRY_TTL, DEFAULT_PREFIX, DEFAULT_TIMEOUT
-from scrapy_rep.storage.results._base import StoredRobots, StoreUnavailable
+from scrapy_rep.storage.results._base import (
+    PAUSE_RECORD_TTL,
+    StoredPause,
+    StoredRobots,
+    StoreUnavailable,
+)
 from scrapy_rep.storage.results._codec import decode, encode_meta
 from scrapy_rep.storage.results._threaded import DEFAULT_RETRY_INTERVAL, ThreadedStore
 
@@ -34,6 +41,23 @@ CREATE TABLE IF NOT EXISTS scrapy_rep_leases (
     owner TEXT NOT NULL,
     expires_at REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS scrapy_rep_pauses (
+    key TEXT PRIMARY KEY,
+    failures INTEGER NOT NULL,
+    reason TEXT NOT NULL,
+    over_at REAL NOT NULL,
+    updated_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS scrapy_rep_counters (
+    key TEXT PRIMARY KEY,
+    value INTEGER NOT NULL
+);
+"""
+
+# One more pause change for the processes polling the version.
+_BUMP = """
+INSERT INTO scrapy_rep_counters (key, value) VALUES (?, 1)
+ON CONFLICT (key) DO UPDATE SET value = value + 1
 """
 
 # Take the lease when it is free, ours, or expired — one statement, so atomic across processes.
@@ -97,6 +121,9 @@ class SQLiteBackend:
                 "SELECT key, version, meta, body, updated_at FROM scrapy_rep_robots LIMIT 0"
             )
             conn.execute("SELECT key, owner, expires_at FROM scrapy_rep_leases LIMIT 0")
+            conn.execute(
+                "SELECT key, failures, reason, over_at, updated_at FROM scrapy_rep_pauses LIMIT 0"
+            )
             self._prune(conn)
         except sqlite3.Error as exc:
             conn.close()
@@ -117,6 +144,9 @@ class SQLiteBackend:
                 (len(self._prefix), self._prefix, now - self._entry_ttl),
             )
             conn.execute("DELETE FROM scrapy_rep_leases WHERE expires_at <= ?", (now,))
+            conn.execute(
+                "DELETE FROM scrapy_rep_pauses WHERE updated_at < ?", (now - PAUSE_RECORD_TTL,)
+            )
         except sqlite3.OperationalError as exc:
             if not _is_busy(exc):
                 raise
@@ -187,6 +217,64 @@ class SQLiteBackend:
             "DELETE FROM scrapy_rep_leases WHERE key = ? AND owner = ?",
             (self._prefix + origin, owner),
         )
+
+    # Pauses: wall-clock times, as the leases (one machine's processes share its clock).
+
+    def set_pause(self, origin: str, seconds: float, failures: int, reason: str) -> None:
+        now = time.time()
+        with self._transaction():
+            self._execute(
+                "INSERT OR REPLACE INTO scrapy_rep_pauses "
+                "(key, failures, reason, over_at, updated_at) VALUES (?, ?, ?, ?, ?)",
+                (self._prefix + origin, failures, reason, now + seconds, now),
+            )
+            self._execute(_BUMP, (self._version_key,))
+
+    def clear_pause(self, origin: str) -> None:
+        with self._transaction():
+            cursor = self._execute(
+                "DELETE FROM scrapy_rep_pauses WHERE key = ?", (self._prefix + origin,)
+            )
+            if cursor.rowcount:
+                self._execute(_BUMP, (self._version_key,))
+
+    def pauses(self) -> tuple[int, dict[str, StoredPause]]:
+        now = time.time()
+        with self._transaction(write=False):
+            version = self.pause_version()
+            rows = self._execute(
+                "SELECT key, failures, reason, over_at FROM scrapy_rep_pauses "
+                "WHERE substr(key, 1, ?) = ? AND updated_at >= ?",
+                (len(self._prefix), self._prefix, now - PAUSE_RECORD_TTL),
+            ).fetchall()
+        found = {
+            key[len(self._prefix) :]: StoredPause(max(0.0, over_at - now), failures, reason)
+            for key, failures, reason, over_at in rows
+        }
+        return version, found
+
+    def pause_version(self) -> int:
+        row = self._execute(
+            "SELECT value FROM scrapy_rep_counters WHERE key = ?", (self._version_key,)
+        ).fetchone()
+        return int(row[0]) if row is not None else 0
+
+    @property
+    def _version_key(self) -> str:
+        return self._prefix + "pauses"
+
+    @contextmanager
+    def _transaction(self, write: bool = True) -> Iterator[None]:
+        """One transaction: other processes see all of its writes or none; a read sees one
+        state of the file."""
+        self._execute("BEGIN IMMEDIATE" if write else "BEGIN", ())
+        try:
+            yield
+        except BaseException:
+            with suppress(StoreUnavailable):
+                self._execute("ROLLBACK", ())
+            raise
+        self._execute("COMMIT", ())
 
     def close(self) -> None:
         if self._conn is not None:

@@ -22,7 +22,7 @@ from twisted.internet.threads import deferToThreadPool
 from twisted.python.failure import Failure
 from twisted.python.threadpool import ThreadPool
 
-from scrapy_rep.storage.results._base import StoredRobots, StoreUnavailable
+from scrapy_rep.storage.results._base import StoredPause, StoredRobots, StoreUnavailable
 
 _T = TypeVar("_T")
 
@@ -43,6 +43,14 @@ class Backend(Protocol):
     def acquire_lease(self, origin: str, owner: str, ttl: float) -> bool: ...
 
     def release_lease(self, origin: str, owner: str) -> None: ...
+
+    def set_pause(self, origin: str, seconds: float, failures: int, reason: str) -> None: ...
+
+    def clear_pause(self, origin: str) -> None: ...
+
+    def pauses(self) -> tuple[int, dict[str, StoredPause]]: ...
+
+    def pause_version(self) -> int: ...
 
     def close(self) -> None: ...
 
@@ -80,6 +88,18 @@ class ThreadedStore:
 
     def release_lease(self, origin: str, owner: str) -> Deferred[None]:
         return self._run(self.backend.release_lease, origin, owner)
+
+    def set_pause(self, origin: str, seconds: float, failures: int, reason: str) -> Deferred[None]:
+        return self._run(self.backend.set_pause, origin, seconds, failures, reason)
+
+    def clear_pause(self, origin: str) -> Deferred[None]:
+        return self._run(self.backend.clear_pause, origin)
+
+    def pauses(self) -> Deferred[tuple[int, dict[str, StoredPause]]]:
+        return self._run(self.backend.pauses)
+
+    def pause_version(self) -> Deferred[int]:
+        return self._run(self.backend.pause_version)
 
     def close(self) -> Deferred[None]:
         if self._closed:

@@ -1,0 +1,368 @@
+"""``Pauses``: origins whose pages said "slow down" (SPEC H) — a 503, a 429, or several distinct
+pages answering another 5xx in a row (``core.pause``).
+
+A paused origin's requests are held as requests for an unknown robots.txt are (``Holds``,
+outside the downloader's slots, durable where the crawl is): the one that got the answer
+(``RobotsTxtGuard`` hands it back before RetryMiddleware or the HTTP cache see the answer), the
+ones waiting in its download slot (``evict``) and every new one (the gates ask ``check``). The
+pause lasts ``Retry-After`` or a backoff that doubles (``core.pause.pause_seconds``); then
+**one** request probes the origin: an answer resumes it, another "slow down" (or a network
+error) pauses it again, twice as long.
+
+With a shared store (SQLite, Redis) the pause is the fleet's: each pause is written there as a
+time-to-live (``set_pause``), every process polls the store's pause version and follows what
+the others found (live, not only when it next meets the origin), and a lease decides which
+process sends the one probe (``probe:<origin>``). A resumed JOBDIR job reads its pauses back at
+startup. A pause is its own state: robots.txt stays whatever it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+from twisted.internet import task
+from twisted.internet.defer import Deferred, maybeDeferred, succeed
+from twisted.python.failure import Failure
+
+from scrapy_rep.core.pause import Struggle, page_answer, pause_seconds
+from scrapy_rep.core.stats import PAUSE_EXTENDED, PAUSE_PROBES, PAUSED
+
+if TYPE_CHECKING:
+    from scrapy.http import Request
+
+    from scrapy_rep.core.clock import Clock, DelayedCall
+    from scrapy_rep.crawl._events import Events
+    from scrapy_rep.storage.results import RobotsStore, StoredPause
+
+__all__ = ["DONT_PAUSE_META", "HOLD", "PROBE", "PROBE_META", "Pauses"]
+
+#: Meta key of the one request sent to a paused origin once its pause is over.
+PROBE_META = "rep_pause_probe"
+#: Meta key a request sets to neither pause its origin nor be held by a pause (an API or
+#: proxy whose own 429/503 says nothing of the site, SPEC H4).
+DONT_PAUSE_META = "rep_dont_pause"
+#: What ``check`` answers besides None (go): wait, or go as the probe.
+HOLD, PROBE = "hold", "probe"
+
+
+@dataclass
+class _Pause:
+    until: float
+    failures: int
+    reason: str
+    #: When this process first saw the origin paused (its give-up counts from then).
+    since: float
+    #: When the probe went out (None: no probe in flight).
+    probe_at: float | None = None
+    #: The probe may go: the pause is over and, in a fleet, this process holds the probe lease.
+    may_probe: bool = False
+    #: The store has this pause (written, or read from it): missing from it later = resumed.
+    stored: bool = False
+
+
+class Pauses:
+    #: Its name for ``Holds`` (what held requests wait for).
+    name = "pause"
+
+    def __init__(
+        self,
+        *,
+        clock: Clock,
+        store: RobotsStore,
+        events: Events,
+        delay: float,
+        max_delay: float,
+        give_up_after: float,
+        probe_timeout: float,
+        owner: str,
+        shared: bool,
+        poll_interval: float,
+        evict: Callable[[str], None] = lambda origin: None,
+    ) -> None:
+        """``shared``: the store is a fleet's or a job's (SQLite, Redis), so pauses are read
+        back and polled; ``evict(origin)``: send back the origin's requests waiting in the
+        download slots."""
+        self._clock = clock
+        self._store = store
+        self._events = events
+        self._delay = delay
+        self._max_delay = max_delay
+        self._give_up_after = give_up_after
+        self._probe_timeout = probe_timeout
+        self._owner = owner
+        self._shared = shared
+        self._evict = evict
+        #: Paused origins: the gates' fast path reads this dict.
+        self.paused: dict[str, _Pause] = {}
+        #: Origins whose pages answered 5xx since their last answer (SPEC H1).
+        self.struggles: dict[str, Struggle] = {}
+        self._waiters: dict[str, list[Deferred[None]]] = {}
+        self._timers: dict[str, DelayedCall] = {}
+        self._version: int | None = None
+        self._polling = False
+        self._poll = task.LoopingCall(self._poll_store)
+        self._poll.clock = cast(Any, clock)
+        self._poll_interval = poll_interval
+        self._closed = False
+
+    def open(self) -> None:
+        """Read the store's pauses (a resumed job, a fleet) and follow its changes."""
+        if self._shared:
+            self._poll.start(self._poll_interval, now=True)
+
+    def close(self) -> None:
+        self._closed = True
+        if self._poll.running:
+            self._poll.stop()
+        for timer in self._timers.values():
+            if timer.active():
+                timer.cancel()
+        self._timers.clear()
+        waiters, self._waiters = self._waiters, {}
+        for found in waiters.values():
+            for waiter in found:
+                waiter.cancel()
+
+    # -- the gates ---------------------------------------------------------------------------
+
+    def check(self, origin: str, now: float) -> str | None:
+        """May a request of ``origin`` go now? None: yes; ``PROBE``: yes, as the one probe
+        (mark it ``PROBE_META``); ``HOLD``: hold it until ``wait`` fires."""
+        pause = self.paused.get(origin)
+        if pause is None:
+            return None
+        if now < pause.until or not pause.may_probe:
+            return HOLD
+        if pause.probe_at is not None and now < pause.probe_at + self._probe_timeout:
+            return HOLD
+        pause.probe_at = now
+        self._events.count(PAUSE_PROBES)
+        # A probe dropped on its way (or never answered) must not keep the origin shut: after
+        # the timeout the next request may probe.
+        self._timers[origin] = self._clock.callLater(self._probe_timeout, self._wake, origin)
+        return PROBE
+
+    def wait(self, origin: str, trigger: Request | None = None) -> Deferred[None]:
+        """Fired when a request of ``origin`` may go: its probe may, or it is resumed."""
+        pause = self.paused.get(origin)
+        if pause is None or (pause.may_probe and pause.probe_at is None and not self._closed):
+            return succeed(None)
+        waiter: Deferred[None] = Deferred(lambda d: self._withdraw(origin, d))
+        self._waiters.setdefault(origin, []).append(waiter)
+        return waiter
+
+    def given_up(self, origin: str) -> str | None:
+        """Why an idle crawl may stop waiting for ``origin`` (paused for longer than
+        REP_PAUSE_GIVE_UP_AFTER), or None."""
+        pause = self.paused.get(origin)
+        if pause is None or self._give_up_after <= 0:
+            return None
+        paused_for = self._clock.seconds() - pause.since
+        if paused_for < self._give_up_after:
+            return None
+        return (
+            f"its pages have asked to slow down for {paused_for:.0f}s ({pause.reason}) and "
+            f"nothing else is left to crawl (REP_PAUSE_GIVE_UP_AFTER={self._give_up_after:g})"
+        )
+
+    def why(self, origin: str) -> str | None:
+        """What keeps ``origin`` paused, in words, or None."""
+        pause = self.paused.get(origin)
+        return None if pause is None else pause.reason
+
+    # -- answers -----------------------------------------------------------------------------
+
+    def answered(
+        self, origin: str, request: Request, status: int, retry_after: float | None
+    ) -> bool:
+        """A page of ``origin`` answered ``status``: True when the origin pauses for it (the
+        request is then sent again after the pause, SPEC H3)."""
+        probe = bool(request.meta.pop(PROBE_META, False))
+        answer = page_answer(status)
+        path = _path(request)
+        if answer == "ok":
+            self.struggles.pop(origin, None)
+            if probe:
+                self._resume(origin, f"{path} answered HTTP {status}")
+            return False
+        if answer == "error":
+            struggle = self.struggles.setdefault(origin, Struggle())
+            if not struggle.failed(request.url) and not probe:
+                return False
+            reason = (
+                f"{len(struggle)} different pages answered HTTP 5xx in a row "
+                f"(the last: HTTP {status} at {path})"
+            )
+        else:
+            after = f" with Retry-After {retry_after:g}s" if retry_after is not None else ""
+            reason = f"HTTP {status}{after} at {path}"
+        self._failed(origin, request, retry_after, reason, probe)
+        return True
+
+    def probe_failed(self, origin: str, request: Request, error: str) -> bool:
+        """The probe got no answer (``error``): the origin stays paused, twice as long. True
+        when ``request`` was the probe (it is then sent again after the pause)."""
+        if not request.meta.pop(PROBE_META, False):
+            return False
+        self._failed(origin, request, None, f"{error} at {_path(request)}", probe=True)
+        return True
+
+    def _failed(
+        self,
+        origin: str,
+        request: Request,
+        retry_after: float | None,
+        reason: str,
+        probe: bool,
+    ) -> None:
+        now = self._clock.seconds()
+        pause = self.paused.get(origin)
+        if pause is not None and not probe:
+            # Sent before the pause began: the pause stands as it is.
+            return
+        failures = 1 if pause is None else pause.failures + 1
+        seconds = pause_seconds(failures, retry_after, self._delay, self._max_delay)
+        if pause is None:
+            pause = self.paused[origin] = _Pause(now + seconds, failures, reason, since=now)
+            self._events.count(PAUSED)
+            self._evict(origin)
+        else:
+            self._events.count(PAUSE_EXTENDED)
+            pause.until, pause.failures, pause.reason = now + seconds, failures, reason
+            pause.probe_at, pause.may_probe = None, False
+        self._events.paused(origin, seconds, reason, first=failures == 1)
+        self._schedule(origin, seconds)
+        written = self._guard(self._store.set_pause, origin, seconds, failures, reason)
+        written.addCallback(lambda done: self._written(origin, pause, done))
+
+    def _written(self, origin: str, pause: _Pause, done: object) -> None:
+        if done is not _FAILED and self.paused.get(origin) is pause:
+            pause.stored = True
+
+    def _resume(self, origin: str, why: str, *, here: bool = True) -> None:
+        """``origin`` answers again (``why``): its requests go. ``here``: this process saw it
+        (then the fleet is told, and the probe lease let go)."""
+        pause = self.paused.pop(origin, None)
+        if pause is None:
+            return
+        timer = self._timers.pop(origin, None)
+        if timer is not None and timer.active():
+            timer.cancel()
+        self._events.resumed(origin, self._clock.seconds() - pause.since, why)
+        if here:
+            self._guard(self._store.clear_pause, origin)
+            self._guard(self._store.release_lease, _probe_key(origin), self._owner)
+        self._wake(origin)
+
+    def _schedule(self, origin: str, seconds: float) -> None:
+        timer = self._timers.pop(origin, None)
+        if timer is not None and timer.active():
+            timer.cancel()
+        if not self._closed:
+            self._timers[origin] = self._clock.callLater(max(0.0, seconds), self._over, origin)
+
+    def _over(self, origin: str) -> None:
+        """The pause is over: one probe may go (in a fleet, if this process gets the lease)."""
+        self._timers.pop(origin, None)
+        pause = self.paused.get(origin)
+        if pause is None or self._closed:
+            return
+        if not self._shared:
+            self._may_probe(origin, pause, True)
+            return
+        claim = self._guard(
+            self._store.acquire_lease, _probe_key(origin), self._owner, self._probe_timeout
+        )
+        claim.addCallback(lambda taken: self._may_probe(origin, pause, taken is True))
+
+    def _may_probe(self, origin: str, pause: _Pause, taken: bool) -> None:
+        if not taken or self.paused.get(origin) is not pause:
+            return  # another process probes; its outcome comes through the store
+        pause.may_probe = True
+        self._wake(origin)
+
+    def _wake(self, origin: str) -> None:
+        for waiter in self._waiters.pop(origin, []):
+            waiter.callback(None)
+
+    def _withdraw(self, origin: str, waiter: Deferred[None]) -> None:
+        waiters = self._waiters.get(origin, [])
+        if waiter in waiters:
+            waiters.remove(waiter)
+        if not waiters:
+            self._waiters.pop(origin, None)
+
+    # -- the fleet ---------------------------------------------------------------------------
+
+    def _poll_store(self) -> None:
+        if self._polling or self._closed:
+            return
+        self._polling = True
+        version = self._guard(self._store.pause_version)
+        version.addCallback(self._changed).addBoth(self._polled)
+
+    def _changed(self, version: object) -> Deferred[None] | None:
+        if version is _FAILED or version == self._version:
+            return None
+        found = self._guard(self._store.pauses)
+        return found.addCallback(self._merge)
+
+    def _polled(self, result: object) -> None:
+        self._polling = False
+
+    def _merge(self, read: object) -> None:
+        """Follow the store: pauses another process (or an earlier run) found, extended or
+        ended."""
+        if read is _FAILED or self._closed:
+            return
+        version, stored = cast("tuple[int, dict[str, StoredPause]]", read)
+        self._version = version
+        now = self._clock.seconds()
+        for origin, found in stored.items():
+            pause = self.paused.get(origin)
+            until = now + found.remaining
+            if pause is None:
+                pause = self.paused[origin] = _Pause(until, found.failures, found.reason, now)
+                self._events.paused_elsewhere(origin, found.remaining, found.reason)
+                self._evict(origin)
+                self._schedule(origin, found.remaining)
+            elif found.failures > pause.failures or until > pause.until + 0.05:
+                pause.until, pause.failures, pause.reason = until, found.failures, found.reason
+                pause.probe_at, pause.may_probe = None, False
+                self._schedule(origin, found.remaining)
+            elif found.remaining == 0 and not pause.may_probe and origin not in self._timers:
+                self._over(origin)  # another prober's lease may have lapsed: try again
+            pause.stored = True
+        for origin in [o for o, pause in self.paused.items() if pause.stored and o not in stored]:
+            self._resume(origin, "resumed by another process", here=False)
+
+    def _guard(self, call: Callable[..., Deferred[Any]], *args: object) -> Deferred[Any]:
+        """The store's answer, or ``_FAILED`` when it cannot give one (warned once per outage:
+        this process then pauses on its own)."""
+
+        def failed(failure: Failure) -> object:
+            self._events.store_failed(failure.getErrorMessage())
+            return _FAILED
+
+        def answered(result: object) -> object:
+            self._events.store_answered()
+            return result
+
+        return maybeDeferred(call, *args).addCallbacks(answered, failed)
+
+
+#: What ``Pauses._guard`` gives for a store call that failed.
+_FAILED = object()
+
+
+def _probe_key(origin: str) -> str:
+    return f"probe:{origin}"
+
+
+def _path(request: Request) -> str:
+    """The request's URL without its origin, as log lines show it."""
+    url = request.url
+    start = url.find("/", url.find("//") + 2)
+    return url[start:] if start > 0 else "/"

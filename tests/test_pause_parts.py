@@ -1,0 +1,131 @@
+"""Pauses (SPEC H) on their parts with a fake clock: the rules, milliseconds per case."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from scrapy.http import Request
+from test_crawl_parts import Stats
+from twisted.internet import task
+
+from scrapy_rep.core.pause import STRUGGLING_PAGES, Struggle, page_answer, pause_seconds
+from scrapy_rep.crawl._events import Events
+from scrapy_rep.crawl._pauses import HOLD, PROBE, PROBE_META, Pauses
+from scrapy_rep.storage.results import MemoryStore
+
+ORIGIN = "http://a.test"
+
+
+def test_what_a_status_says() -> None:
+    assert [page_answer(s) for s in (503, 429, 500, 502, 404, 200, 301)] == [
+        "slow_down",
+        "slow_down",
+        "error",
+        "error",
+        "ok",
+        "ok",
+        "ok",
+    ]
+
+
+def test_one_page_failing_for_ever_is_not_a_struggling_server() -> None:
+    struggle = Struggle()
+    assert not any(struggle.failed("http://a.test/broken") for _ in range(100))
+    for i in range(STRUGGLING_PAGES - 2):
+        assert not struggle.failed(f"http://a.test/{i}")
+    assert struggle.failed("http://a.test/last")
+
+
+@pytest.mark.parametrize(
+    ("failures", "retry_after", "seconds"),
+    [(1, None, 2), (2, None, 4), (5, None, 32), (12, None, 600), (1, 7.5, 7.5), (3, 3600, 600)],
+)
+def test_how_long_a_pause_lasts(failures: int, retry_after: float | None, seconds: float) -> None:
+    assert pause_seconds(failures, retry_after, 2, 600) == seconds
+
+
+class Parts:
+    def __init__(self, **kwargs: Any) -> None:
+        self.clock = task.Clock()
+        self.clock.advance(1000)
+        self.stats = Stats()
+        self.evicted: list[str] = []
+        self.store = MemoryStore(clock=self.clock.seconds)
+        self.pauses = Pauses(
+            clock=self.clock,
+            store=self.store,
+            events=Events(self.stats, lambda: None),
+            delay=2,
+            max_delay=600,
+            give_up_after=60,
+            probe_timeout=30,
+            owner="me",
+            shared=False,
+            poll_interval=0.5,
+            evict=self.evicted.append,
+            **kwargs,
+        )
+
+    def answer(self, status: int, retry_after: float | None = None, path: str = "/p") -> bool:
+        request = Request(ORIGIN + path)
+        if self.pauses.check(ORIGIN, self.clock.seconds()) == PROBE:
+            request.meta[PROBE_META] = True
+        return self.pauses.answered(ORIGIN, request, status, retry_after)
+
+
+def test_a_pause_holds_then_lets_one_probe_go_and_doubles_when_it_fails() -> None:
+    parts = Parts()
+    assert parts.answer(503) and parts.evicted == [ORIGIN]
+    pauses, now = parts.pauses, parts.clock.seconds
+    assert pauses.check(ORIGIN, now()) == HOLD
+    waiter = pauses.wait(ORIGIN)
+    parts.clock.advance(1.9)
+    assert not waiter.called
+    parts.clock.advance(0.2)
+    assert waiter.called  # the pause is over: one probe may go
+    assert pauses.check(ORIGIN, now()) == PROBE
+    assert pauses.check(ORIGIN, now()) == HOLD  # one, not two
+    probe = Request(ORIGIN + "/probe", meta={PROBE_META: True})
+    assert pauses.answered(ORIGIN, probe, 503, None)
+    assert parts.stats["robotstxt/pause/extended"] == 1
+    parts.clock.advance(3.9)
+    assert pauses.check(ORIGIN, now()) == HOLD  # twice as long: 4 s
+    parts.clock.advance(0.2)
+    assert pauses.check(ORIGIN, now()) == PROBE
+    resumed = pauses.wait(ORIGIN)
+    answer = Request(ORIGIN + "/probe", meta={PROBE_META: True})
+    assert not pauses.answered(ORIGIN, answer, 200, None)
+    assert resumed.called and pauses.check(ORIGIN, now()) is None
+    assert parts.stats["robotstxt/pause/resumed"] == 1
+
+
+def test_answers_sent_before_the_pause_do_not_extend_it() -> None:
+    parts = Parts()
+    parts.answer(503, retry_after=10)
+    assert parts.answer(503, retry_after=100)  # in flight before: sent again, no change
+    parts.clock.advance(10.1)
+    assert parts.pauses.check(ORIGIN, parts.clock.seconds()) == PROBE
+
+
+def test_a_probe_that_never_comes_back_lets_another_one_go() -> None:
+    parts = Parts()
+    parts.answer(429)
+    parts.clock.advance(2.1)
+    assert parts.pauses.check(ORIGIN, parts.clock.seconds()) == PROBE
+    waiter = parts.pauses.wait(ORIGIN)
+    parts.clock.advance(30.1)  # probe_timeout
+    assert waiter.called
+    assert parts.pauses.check(ORIGIN, parts.clock.seconds()) == PROBE
+
+
+def test_an_idle_crawl_gives_a_long_pause_up_and_the_store_keeps_it() -> None:
+    parts = Parts()
+    parts.answer(503)
+    assert parts.pauses.given_up(ORIGIN) is None
+    parts.clock.advance(61)
+    why = parts.pauses.given_up(ORIGIN)
+    assert why is not None and "REP_PAUSE_GIVE_UP_AFTER=60" in why
+    found: list[Any] = []
+    parts.store.pauses().addCallback(found.append)
+    assert set(found[0][1]) == {ORIGIN}
