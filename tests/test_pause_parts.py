@@ -8,6 +8,7 @@ import pytest
 from scrapy.http import Request
 from test_crawl_parts import Stats
 from twisted.internet import task
+from twisted.internet.defer import Deferred
 
 from scrapy_rep.core.pause import STRUGGLING_PAGES, Struggle, page_answer, pause_seconds
 from scrapy_rep.crawl._events import Events
@@ -129,3 +130,40 @@ def test_an_idle_crawl_gives_a_long_pause_up_and_the_store_keeps_it() -> None:
     found: list[Any] = []
     parts.store.pauses().addCallback(found.append)
     assert set(found[0][1]) == {ORIGIN}
+
+
+class _SlowStore(MemoryStore):
+    """A store whose pause version comes when the test says (a fleet's Redis, far away)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.answers: list[Deferred[Any]] = []
+
+    def pause_version(self) -> Deferred[int]:
+        answer: Deferred[Any] = Deferred()
+        self.answers.append(answer)
+        return answer.addCallback(lambda _: super(_SlowStore, self).pause_version())
+
+
+def test_a_fleet_member_opens_only_once_it_knows_the_pauses_in_the_store() -> None:
+    clock = task.Clock()
+    store = _SlowStore(clock=clock.seconds)
+    store.set_pause(ORIGIN, 8, 1, "HTTP 503 at /p")
+    pauses = Pauses(
+        clock=clock,
+        store=store,
+        events=Events(Stats(), lambda: None),
+        delay=2,
+        max_delay=600,
+        give_up_after=60,
+        probe_timeout=30,
+        owner="second",
+        shared=True,
+        poll_interval=0.5,
+    )
+    opened = pauses.open()
+    assert not opened.called  # the spider (and its first request) waits for the store
+    store.answers[0].callback(None)
+    assert opened.called
+    assert pauses.check(ORIGIN, clock.seconds()) == HOLD
+    pauses.close()

@@ -107,10 +107,15 @@ class Pauses:
         self._poll_interval = poll_interval
         self._closed = False
 
-    def open(self) -> None:
-        """Read the store's pauses (a resumed job, a fleet) and follow its changes."""
-        if self._shared:
-            self._poll.start(self._poll_interval, now=True)
+    def open(self) -> Deferred[None]:
+        """Read the store's pauses (a resumed job, a fleet) and follow its changes. Fired once
+        the first read is done (or failed): the spider opens after it, so that no request
+        goes to an origin the store says is paused before this process knows it."""
+        if not self._shared:
+            return succeed(None)
+        first = self._poll_store()
+        self._poll.start(self._poll_interval, now=False)
+        return first if first is not None else succeed(None)
 
     def close(self) -> None:
         self._closed = True
@@ -296,12 +301,12 @@ class Pauses:
 
     # -- the fleet ---------------------------------------------------------------------------
 
-    def _poll_store(self) -> None:
+    def _poll_store(self) -> Deferred[None] | None:
         if self._polling or self._closed:
-            return
+            return None
         self._polling = True
         version = self._guard(self._store.pause_version)
-        version.addCallback(self._changed).addBoth(self._polled)
+        return version.addCallback(self._changed).addBoth(self._polled)
 
     def _changed(self, version: object) -> Deferred[None] | None:
         if version is _FAILED or version == self._version:

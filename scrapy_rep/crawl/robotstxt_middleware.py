@@ -569,7 +569,7 @@ class RobotsTxtMiddleware:
         ):
             raise DontCloseSpider
 
-    def _on_opened(self, spider: Spider) -> None:
+    def _on_opened(self, spider: Spider) -> Deferred[None] | None:
         held = open_held(
             self._config.store,
             jobdir=self.crawler.settings.get("JOBDIR"),
@@ -580,14 +580,14 @@ class RobotsTxtMiddleware:
             owner_ttl=self._config.held_owner_ttl,
         )
         self._holds.open(held)
-        if self._pause_on:
-            self._pauses.open()
-            guard = _compat.downloader_middleware(self.crawler, RobotsTxtGuard)
-            if guard is not None:
-                guard.pages = self
-                self.crawler.signals.connect(
-                    self._on_downloaded, signal=signals.response_downloaded
-                )
+        if not self._pause_on:
+            return None
+        guard = _compat.downloader_middleware(self.crawler, RobotsTxtGuard)
+        if guard is not None:
+            guard.pages = self
+            self.crawler.signals.connect(self._on_downloaded, signal=signals.response_downloaded)
+        # The engine awaits it: the first request waits for the pauses the store keeps.
+        return self._pauses.open()
 
     async def _on_closed(self, spider: Spider, reason: str = "") -> None:
         # Every waiting request let go, then no more fetches (if a close request did not
