@@ -62,7 +62,10 @@ def test_dont_obey_robotstxt_exempts_a_request(http_server: ScriptedServer) -> N
     result = run_crawl([exempt, http_server.url("/page/other")], settings())
     assert http_server.count("/page/exempt") == 1
     assert http_server.count("/page/other") == 0
-    assert result.stat("robotstxt/forbidden_before_schedule") == 1
+    # The origin's first request waited for robots.txt at the final gate (the exempt one does
+    # not count: it asks nothing of robots.txt).
+    assert result.stat("robotstxt/forbidden") == 1
+    assert result.stat("robotstxt/forbidden_before_download") == 1
 
 
 def test_disallowed_requests_never_reach_the_scheduler(

@@ -75,4 +75,4 @@ def test_parsed_cache_evictions_reload_from_the_store(
         assert server.count("/page/2") == 1
         assert server.count("/page/no") == 0
     assert result.stat("robotstxt/store_hit") >= 1
-    assert result.stat("robotstxt/forbidden_before_schedule") == 2
+    assert result.stat("robotstxt/forbidden") == 2

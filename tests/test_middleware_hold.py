@@ -49,10 +49,11 @@ def test_held_duplicates_are_filtered_once_released(http_server: ScriptedServer)
     http_server.route("/robots.txt", Reply.text("User-agent: *\nDisallow:\n", delay=0.5))
     url = http_server.url("/page/same")
     result = run_crawl([url, url, url, Start(url, dont_filter=True)], settings())
-    # Held requests had not been seen by the dupefilter: after release it sees
-    # them once, so one copy plus the dont_filter one are downloaded.
+    # The first went on to the scheduler (it waited for robots.txt at the final gate); the
+    # held ones had not been seen by the dupefilter: after release it filters the two copies
+    # of the first, so it plus the dont_filter one are downloaded.
     assert http_server.count("/page/same") == 2
-    assert result.stat("robotstxt/released") == 4
+    assert result.stat("robotstxt/released") == 3
     assert result.stat("dupefilter/filtered") == 2
 
 
@@ -171,3 +172,27 @@ def test_idle_crawl_gives_up_an_origin_whose_robots_txt_keeps_failing_not_one_th
     assert "REP_GIVE_UP_AFTER=0" in result.log
     # Attempts end at 1.5 s; spider_idle comes every 5 s.
     assert result.stats["elapsed_time_seconds"] < 15
+
+
+def test_an_unknown_origins_first_request_goes_the_moment_robots_txt_is_known(
+    http_server: ScriptedServer,
+) -> None:
+    # Its first request waits at the final gate (not held, not in a downloader slot); the
+    # others found meanwhile are held; a disallowed one is still never downloaded.
+    http_server.route("/robots.txt", Reply.text("User-agent: *\nDisallow: /page/no\n", delay=0.5))
+    http_server.links("/page/1", ["/page/2", "/page/no"])
+    first = http_server.url("/page/1")
+    result = run_crawl(
+        [first, http_server.url("/page/3"), http_server.url("/page/no")],
+        settings(),
+        follow_links=True,
+    )
+    assert sorted(result.responses) == sorted(http_server.url(f"/page/{i}") for i in (1, 2, 3))
+    assert http_server.count("/page/no") == 0
+    [robots] = http_server.seen("/robots.txt")
+    [page] = http_server.seen("/page/1")
+    assert robots.finished is not None and page.time >= robots.finished
+    # Not held: the start requests after it were (until robots.txt came), then released.
+    assert result.stat("robotstxt/held") == 2
+    assert result.stat("robotstxt/released") == 2
+    assert result.stat("robotstxt/forbidden") == 1

@@ -24,7 +24,7 @@ def test_scheme_and_port_each_make_an_origin_with_its_own_robots_txt(
         assert other.paths().count("/page/b") == 0
     for server in servers:
         assert server.count("/robots.txt") == 1
-    assert result.stat("robotstxt/forbidden_before_schedule") == 3
+    assert result.stat("robotstxt/forbidden") == 3
 
 
 def test_idn_host_and_its_punycode_are_one_origin(http_server: ScriptedServer) -> None:

@@ -57,8 +57,11 @@ START_INTAKE: bool = hasattr(_scrapy_spidermw.SpiderMiddlewareManager, "process_
 
 #: What a final gate returns: None (download it), a Request (to the scheduler again), or a
 #: coroutine waiting for robots.txt (raising IgnoreRequest if the answer is no, returning a
-#: Response that answers the request, or None to download it).
-FinalGate = Callable[[Any, Request], Coroutine[Any, Any, Response | None] | Request | None]
+#: Response that answers the request, a Request to the scheduler again, or None to download
+#: it).
+FinalGate = Callable[
+    [Any, Request], Coroutine[Any, Any, Response | Request | None] | Request | None
+]
 
 
 def process_request(final_gate: FinalGate) -> Callable[..., Any]:

@@ -72,7 +72,9 @@ class Drops:
         scheduling); return the exception the gate raises."""
         self._events.refused(request, why, where)
         self._remember(why, 1)
-        if where == "before_schedule" and request.meta.get("is_start_request"):
+        # A start request is refused at the gate, or at the final gate when it was its
+        # origin's first request (it waited there for robots.txt).
+        if request.meta.get("is_start_request"):
             origin = why.origin or ""
             if self._warned.add(origin):
                 self._events.start_refused(request, why)

@@ -9,8 +9,10 @@ warning when the store goes away, lifetimes and backoff (``core.policy``), singl
 A service: ``wait(origin)`` is a Deferred of the origin's state once it serves (robots.txt:
 rules, or everything allowed; a usage document: once fetched, whatever the answer); cancelling
 it withdraws the interest, and an origin nobody waits for is not retried. ``state`` answers at
-once from what is known, ``report`` makes one attempt (the explain command), ``room(limit)``
-waits while ``limit`` origins are being resolved (the start-request intake). A new state
+once from what is known, ``report`` and ``resolve`` make one attempt (the explain command; an
+origin's first request at the final gate), ``room(limit)`` waits while ``limit`` origins are
+being resolved or claimed (the start-request intake), ``claim`` lets an unknown origin's first
+request go on to the scheduler unresolved. A new state
 installed is handed to ``announce`` (to be logged and signalled); nothing is called back
 otherwise. When a document is fetched: ``_decide`` says now or at ``refresh_at`` (SPEC B3
 refresh, B2 backoff and Retry-After through ``policy.serving``); beside it only ``report``
@@ -42,6 +44,11 @@ __all__ = ["Announce", "FetcherLike", "Resolver"]
 
 _T = TypeVar("_T")
 D = TypeVar("D")
+
+#: How long a claim counts for ``room`` if its request never reaches the final gate (dropped
+#: before it by another downloader middleware, or taken by another process of a fleet sharing
+#: the scheduler queue): it then gives its place back.
+CLAIM_TTL = 30.0
 
 #: Told of each new state installed: (state, previous, now, trigger, from_store). ``trigger``:
 #: the request that made the origin be resolved (None: none known); ``from_store``: read from
@@ -99,6 +106,9 @@ class Resolver(Generic[D]):
         self._triggers: dict[str, Request | None] = {}
         # Origins being resolved, with the Deferreds waiting for that resolution.
         self._resolving: dict[str, list[Deferred[OriginState[D]]]] = {}
+        # Unknown origins whose first request went on to the scheduler unresolved (``claim``),
+        # with when, oldest first: each resolves when that request reaches the final gate.
+        self._claims: dict[str, float] = {}
         self._retries: dict[str, DelayedCall] = {}
         self._closing = False
         # Failures recorded before this run (a resumed job, a long-lived store) are not this
@@ -123,22 +133,53 @@ class Resolver(Generic[D]):
         return self.kind.key_prefix + origin
 
     def room(self, limit: int) -> Deferred[None] | None:
-        """None while fewer than ``limit`` origins are being resolved, else a Deferred fired
-        once fewer are (or the crawl closes): start requests are taken lazily meanwhile
-        (``StartIntakeMiddleware``), as a held request takes no downloader place."""
-        if self._closing or len(self._resolving) < max(1, limit):
+        """None while fewer than ``limit`` origins are being resolved or claimed, else a
+        Deferred fired once fewer are (or the crawl closes): start requests are taken lazily
+        meanwhile (``StartIntakeMiddleware``), as a held request takes no downloader place."""
+        if self._closing or self._busy_origins() < max(1, limit):
             return None
         waiter: Deferred[None] = Deferred()
         self._room.append((max(1, limit), waiter))
         return waiter
 
+    def _busy_origins(self) -> int:
+        claims = self._claims
+        if claims:
+            expired = self._clock.seconds() - CLAIM_TTL
+            while claims and next(iter(claims.values())) < expired:
+                del claims[next(iter(claims))]
+        return len(self._resolving) + len(claims)
+
     def _wake_room(self) -> None:
+        if not self._room:
+            return
         waiting, self._room = self._room, []
+        busy = self._busy_origins()
         for limit, waiter in waiting:
-            if self._closing or len(self._resolving) < limit:
+            if self._closing or busy < limit:
                 waiter.callback(None)
             else:
                 self._room.append((limit, waiter))
+
+    def claim(self, origin: str, now: float) -> bool:
+        """Let the first request of ``origin`` — unknown here, not being resolved, not
+        waiting for a retry, not claimed — go on to the scheduler unresolved: True when it
+        may. Its resolution starts when it reaches the final gate (``resolve``), where it
+        waits off the downloader's places and goes the moment robots.txt is known, as with
+        Scrapy's own middleware but without holding a place meanwhile (SPEC C4)."""
+        if self._closing or origin in self._resolving or origin in self._retries:
+            return False
+        claimed = self._claims.get(origin)
+        if claimed is not None and now < claimed + CLAIM_TTL:
+            return False
+        self._claims.pop(origin, None)
+        self._claims[origin] = now
+        return True
+
+    def unclaim(self, origin: str) -> None:
+        """The claimed request reached the final gate, or was dropped on its way."""
+        if self._claims.pop(origin, None) is not None:
+            self._wake_room()
 
     def reinstate(self, state: OriginState[D]) -> None:
         """Make ``state`` the origin's current one again if the cache evicted it (and
@@ -265,6 +306,7 @@ class Resolver(Generic[D]):
     def _start(self, origin: str) -> None:
         if origin in self._resolving or self._closing:
             return
+        self._claims.pop(origin, None)
         call = self._retries.pop(origin, None)
         if call is not None and call.active():
             call.cancel()

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.request import fingerprint as _scrapy_fingerprint
@@ -84,6 +84,13 @@ class Verdicts:
             return
         self._refuse(request, self._disallowed(state, request), "before_schedule")
 
+    def scheduled_unresolved(self, request: Request) -> None:
+        """``request`` goes on to the scheduler before its origin is known (its first): the
+        dupefilter sees it, so a copy held meanwhile and refused at the gate later is a
+        duplicate, as under Scrapy's middleware."""
+        if not request.dont_filter:
+            self._reported.add(self._fingerprint(request))
+
     def crawlable(self, state: OriginState[RobotsTxt], request: Request) -> bool:
         """Do ``state``'s rules let ``request`` be fetched (usage aside)?"""
         return state.serving.kind != "rules" or self._allowed(state, request)
@@ -94,9 +101,9 @@ class Verdicts:
         """Raise ``IgnoreRequest`` if ``state``'s rules disallow ``request``; else apply the
         origin's Crawl-delay (the final gate, just before download)."""
         if state.serving.kind == "rules" and not self._allowed(state, request):
-            raise self._drops.refuse(request, self._disallowed(state, request), "before_download")
+            self._refuse(request, self._disallowed(state, request), "before_download")
         if state.crawl_delay == SKIP:
-            raise self._drops.refuse(request, self._too_slow(state), "before_download")
+            self._refuse(request, self._too_slow(state), "before_download")
         if state.crawl_delay is not None:
             self.apply_crawl_delay(request, state.crawl_delay)
         self._check_usage(state, request, known, "before_download")
@@ -143,17 +150,18 @@ class Verdicts:
         )
         self._refuse(request, why, where)
 
-    def _refuse(self, request: Request, why: Why, where: Where) -> None:
+    def _refuse(self, request: Request, why: Why, where: Where) -> NoReturn:
         """Drop ``request`` (raise). Before scheduling, like the dupefilter this gate runs
         before: a request refused before is not counted, logged or told again, unless it would
-        pass the dupefilter (dont_filter)."""
-        if (
-            where == "before_schedule"
-            and not request.dont_filter
-            and not self._reported.add(self._fingerprint(request))
-        ):
-            self._drops.duplicate(request)
-            raise IgnoreRequest("Filtered duplicate of a request dropped before scheduling")
+        pass the dupefilter (dont_filter). Before download, the dupefilter saw it: a copy held
+        before the dupefilter (while its origin's first request waited for robots.txt at the
+        final gate) is a duplicate when it reaches the gate."""
+        if not request.dont_filter:
+            if where != "before_schedule":
+                self._reported.add(self._fingerprint(request))
+            elif not self._reported.add(self._fingerprint(request)):
+                self._drops.duplicate(request)
+                raise IgnoreRequest("Filtered duplicate of a request dropped before scheduling")
         raise self._drops.refuse(request, why, where)
 
     def _disallowed(self, state: OriginState[RobotsTxt], request: Request) -> Why:

@@ -78,8 +78,11 @@ _T = TypeVar("_T")
 COPY_FLAG = "robotstxt_copy"
 
 #: Meta key set on requests the gate let through to the scheduler: the generation of the
-#: origin state that allowed them (see ``OriginState.generation``).
+#: origin state that allowed them (see ``OriginState.generation``), or ``_FIRST``.
 _GATED = "_robotstxt_gated"
+#: ``_GATED`` of an unknown origin's first request, let through unresolved (``Resolver.claim``):
+#: never a generation (those are positive).
+_FIRST = -1
 #: Meta key set on a request whose answer paused its origin: it is sent again after the pause.
 _RESEND = "_rep_pause_resend"
 #: Rules that allow nothing: what an unreachable origin's requests get for now (SPEC B2).
@@ -162,6 +165,9 @@ class RobotsTxtMiddleware:
         self._pause_on = config.pause
         self._pauses = parts.pauses
         self._paused = parts.pauses.paused
+        # An unknown origin's first request goes on to wait at the final gate (set when the
+        # spider opens, once it is known whether held requests are durable).
+        self._first_through = False
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RobotsTxtMiddleware:
@@ -174,6 +180,7 @@ class RobotsTxtMiddleware:
         store = open_configured(config.store)
         middleware = cls(crawler, config, store)
         crawler.signals.connect(middleware._on_scheduled, signal=signals.request_scheduled)
+        crawler.signals.connect(middleware._on_dropped, signal=signals.request_dropped)
         crawler.signals.connect(middleware._on_idle, signal=signals.spider_idle)
         crawler.signals.connect(middleware._on_opened, signal=signals.spider_opened)
         crawler.signals.connect(middleware._on_closed, signal=signals.spider_closed)
@@ -189,7 +196,16 @@ class RobotsTxtMiddleware:
         origin = self._keys.origin(urlparse_cached(request))
         if origin is None:
             return
-        state = self._resolver.state(origin, self._clock.seconds(), request)
+        now = self._clock.seconds()
+        state = self._resolver.state(origin, now, request)
+        if state is None and self._first_through and self._resolver.claim(origin, now):
+            # The origin's first request goes on and waits for robots.txt at the final gate
+            # (``_first_request``); the others wait here, held, until it is known. Not where
+            # held requests are durable (JOBDIR, Redis): there every one is held, so that a
+            # crash loses none (a request waiting at the final gate is in flight).
+            meta[_GATED] = _FIRST
+            self._verdicts.scheduled_unresolved(request)
+            return
         if state is None or state.serving.kind == "hold":
             self._holds.hold(origin, request)
             self._say_waiting(state)
@@ -213,7 +229,7 @@ class RobotsTxtMiddleware:
 
     def _final_gate(
         self, request: Request
-    ) -> Coroutine[Any, Any, Response | None] | Request | None:
+    ) -> Coroutine[Any, Any, Response | Request | None] | Request | None:
         """None (download it), a Request (to the gate again), or a wait for robots.txt."""
         if request.meta.get("dont_obey_robotstxt"):
             return None
@@ -221,9 +237,11 @@ class RobotsTxtMiddleware:
         origin = self._keys.origin(parts)
         if origin is None:
             return None
+        gated = request.meta.get(_GATED)
+        if gated == _FIRST:
+            self._resolver.unclaim(origin)
         if request.url.endswith("/robots.txt") and parts.path == "/robots.txt" and not parts.query:
             return self._robots_copy(origin, request)
-        gated = request.meta.get(_GATED)
         if self._paused and origin in self._paused and not request.meta.get(PROBE_META):
             verdict = self._pauses.check(origin, self._clock.seconds())
             if verdict == PROBE:
@@ -247,6 +265,8 @@ class RobotsTxtMiddleware:
                     return self._check_later(succeed(state), request)
             self._verdicts.at_download(state, request, known)
             return None
+        if state is None and gated == _FIRST:
+            return self._first_request(origin, request)
         if state is None and isinstance(gated, int) and gated >> 32 == RUN:
             # The gate allowed it in this process and the origin's state was evicted from the
             # LRU since: nothing newer is known here.
@@ -265,6 +285,23 @@ class RobotsTxtMiddleware:
 
     #: The final gate, just before download (``async def`` on Scrapy >= 2.14, as its own).
     process_request = _compat.process_request(_final_gate)
+
+    def process_exception(
+        self, request: Request, exception: Exception, spider: Spider | None = None
+    ) -> None:
+        """An earlier downloader middleware dropped an origin's first request before the final
+        gate (OffsiteMiddleware on Scrapy >= 2.13, say): its claim is let go."""
+        self._first_gone(request)
+
+    def _on_dropped(self, request: Request, spider: Spider | None = None) -> None:
+        """The scheduler refused an origin's first request (a duplicate): its claim is let go."""
+        self._first_gone(request)
+
+    def _first_gone(self, request: Request) -> None:
+        if request.meta.get(_GATED) == _FIRST:
+            origin = self._keys.origin(urlparse_cached(request))
+            if origin is not None:
+                self._resolver.unclaim(origin)
 
     def _back_to_gate(self, request: Request) -> Request:
         """``request`` sent back to the scheduler, to pass the gate again (which may hold it).
@@ -422,11 +459,31 @@ class RobotsTxtMiddleware:
         self, waiter: Deferred[OriginState[RobotsTxt]], request: Request
     ) -> None:
         state = await self._off_active(waiter, request)
+        await self._check_known(state, request)
+
+    async def _check_known(self, state: OriginState[RobotsTxt], request: Request) -> None:
+        """The final gate's verdict with ``state``, once the needed usage documents are known
+        (each waited for off ``Downloader.active``)."""
         known: list[tuple[UsageDocument, OriginState[Any]]] = []
         for used in self._needed:
             document = await self._off_active(used.resolver.wait(state.origin, request), request)
             known.append((used.document, document))
         self._verdicts.at_download(state, request, known)
+
+    async def _first_request(self, origin: str, request: Request) -> Request | None:
+        """An unknown origin's first request, let through by the gate: it resolves the origin
+        now and waits for it here, off ``Downloader.active`` and outside any slot, so it goes
+        the moment robots.txt is known (not behind the scheduler's backlog, as a released
+        request would). Unreachable (or the resolution failed): back to the gate, which holds
+        it (durably where the crawl is) with the origin's others."""
+        try:
+            state = await self._off_active(self._resolver.resolve(origin, request), request)
+        except Exception:  # the resolver logged it; the gate holds the request
+            return self._back_to_gate(request)
+        if not self._resolver.serves(state):
+            return self._back_to_gate(request)
+        await self._check_known(state, request)
+        return None
 
     def _documents_known(self, origin: str, request: Request) -> tuple[Known, Resolver[Any] | None]:
         """The needed usage documents of ``origin`` known here, and the resolver of the first
@@ -580,6 +637,7 @@ class RobotsTxtMiddleware:
             owner_ttl=self._config.held_owner_ttl,
         )
         self._holds.open(held)
+        self._first_through = held.next_run is None
         if not self._pause_on:
             return None
         guard = _compat.downloader_middleware(self.crawler, RobotsTxtGuard)

@@ -9,13 +9,20 @@ meets.
 from __future__ import annotations
 
 import time
+import zlib
 from collections.abc import Callable
+from dataclasses import replace
 
 from twisted.internet.defer import Deferred, succeed
 
 from scrapy_rep.core.lru import LRU
 from scrapy_rep.storage.options import DEFAULT_ENTRY_TTL, DEFAULT_MEMORY_STORE_SIZE
 from scrapy_rep.storage.results._base import PAUSE_RECORD_TTL, StoredPause, StoredRobots
+
+#: Bodies above this size are kept zlib-compressed: the parsed robots.txt is what the crawl
+#: reads; the body is read back only to parse it again (an LRU eviction) or to hand a copy to
+#: the spider, and a broad crawl keeps one per site (a 3 KiB median body compresses ~4x).
+_COMPRESS_ABOVE = 512
 
 
 class MemoryStore:
@@ -32,8 +39,8 @@ class MemoryStore:
         self._size = size
         self._entry_ttl = entry_ttl
         self._now = clock
-        # origin -> (entry, written at).
-        self._entries: LRU[str, tuple[StoredRobots, float]] = LRU(size)
+        # origin -> (entry, written at, its body compressed: the entry then has none).
+        self._entries: LRU[str, tuple[StoredRobots, float, bytes | None]] = LRU(size)
         self._leases: dict[str, tuple[str, float]] = {}
         # origin -> (pause over at, failures, reason, record kept until), and their version.
         self._pauses: dict[str, tuple[float, int, str, float]] = {}
@@ -46,13 +53,20 @@ class MemoryStore:
         item = self._entries.get(origin)
         if item is None:
             return succeed(None)
-        if item[1] + self._entry_ttl <= self._now():
+        entry, written, packed = item
+        if written + self._entry_ttl <= self._now():
             self._entries.pop(origin)
             return succeed(None)
-        return succeed(item[0])
+        if packed is not None:
+            entry = replace(entry, body=zlib.decompress(packed))
+        return succeed(entry)
 
     def put(self, origin: str, entry: StoredRobots) -> Deferred[None]:
-        self._entries.put(origin, (entry, self._now()))
+        packed = None
+        if entry.body is not None and len(entry.body) > _COMPRESS_ABOVE:
+            packed = zlib.compress(entry.body, 1)
+            entry = replace(entry, body=None)
+        self._entries.put(origin, (entry, self._now(), packed))
         return succeed(None)
 
     def acquire_lease(self, origin: str, owner: str, ttl: float) -> Deferred[bool]:
