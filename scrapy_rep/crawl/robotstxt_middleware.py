@@ -198,7 +198,12 @@ class RobotsTxtMiddleware:
             return
         now = self._clock.seconds()
         state = self._resolver.state(origin, now, request)
-        if state is None and self._first_through and self._resolver.claim(origin, now):
+        if (
+            state is None
+            and self._first_through
+            and origin not in self._paused  # a paused origin's requests wait here, held
+            and self._resolver.claim(origin, now)
+        ):
             # The origin's first request goes on and waits for robots.txt at the final gate
             # (``_first_request``); the others wait here, held, until it is known. Not where
             # held requests are durable (JOBDIR, Redis): there every one is held, so that a
