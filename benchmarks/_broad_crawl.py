@@ -1,7 +1,8 @@
 """One broad crawl of ``bench_broad.py``, in its own process: results as JSON.
 
 ``python benchmarks/_broad_crawl.py CONFIG.json`` (``BENCH_PROFILE=FILE``: run under cProfile,
-stats to FILE); CONFIG keys: ``settings`` (dict), ``start``
+stats to FILE; ``BENCH_TRACEMALLOC=FILE``: what the crawl keeps at its end, by allocating line,
+to FILE); CONFIG keys: ``settings`` (dict), ``start``
 (home page URLs), ``result`` (path the JSON result is written to). The spider follows every
 link of every page. Written on exit (times in seconds since ``spider_opened``):
 
@@ -11,6 +12,13 @@ link of every page. Written on exit (times in seconds since ``spider_opened``):
   the scheduler (``request_scheduled``, which fires even for requests a robots.txt gate then
   holds) to its first page;
 - ``robots_requests``: per host, robots.txt requests that reached the downloader;
+  ``page_requests``: per host, the other requests that did;
+- ``robots_answered``, ``first_page_answered``: per host, when the downloader had the first
+  answer to its robots.txt and to any other request (``response_downloaded``): a site's first
+  page after its robots.txt is known; ``first_page_sent``: per host, when its first page
+  request reached the downloader, and ``first_page_waited`` whether it had waited for
+  robots.txt at scrapy-rep's final gate (the two halves of that latency);
+- ``page_urls``, ``page_times``: the URL of every page the spider got, and when;
 - ``cpu``: CPU seconds of this process from ``spider_opened`` to ``spider_closed``;
   ``maxrss_kib``: its peak resident set (``ru_maxrss``, whole process life);
 - ``stats``: Scrapy's final stats (numbers only) and ``close_reason``;
@@ -58,6 +66,15 @@ class BroadSpider(scrapy.Spider):
         self.first_request: dict[str, float] = {}
         self.first_page: dict[str, float] = {}
         self.robots: Counter[str] = Counter()
+        self.page_requests: Counter[str] = Counter()
+        self.robots_answered: dict[str, float] = {}
+        # Per site: when its first page request reached the downloader, and whether it had
+        # waited for robots.txt at scrapy-rep's final gate (else it was held, or Scrapy's).
+        self.first_page_sent: dict[str, float] = {}
+        self.first_page_waited: dict[str, bool] = {}
+        self.first_page_answered: dict[str, float] = {}
+        self.page_urls: list[str] = []
+        self.page_times: list[float] = []
         self.pulled = 0
         self.timeline: list[list[float]] = []
         self._sampler: Any = None
@@ -68,6 +85,7 @@ class BroadSpider(scrapy.Spider):
         crawler.signals.connect(spider.on_opened, signals.spider_opened)
         crawler.signals.connect(spider.on_scheduled, signals.request_scheduled)
         crawler.signals.connect(spider.on_reached, signals.request_reached_downloader)
+        crawler.signals.connect(spider.on_downloaded, signals.response_downloaded)
         return spider
 
     def _requests(self) -> Iterator[Request]:
@@ -116,12 +134,25 @@ class BroadSpider(scrapy.Spider):
         url = urlparse_cached(request)
         if url.path == "/robots.txt":
             self.robots[url.netloc] += 1
+        else:
+            self.page_requests[url.netloc] += 1
+            if url.netloc not in self.first_page_sent:
+                self.first_page_sent[url.netloc] = self.now()
+                # Waited for robots.txt at the final gate (scrapy-rep), or was held.
+                self.first_page_waited[url.netloc] = request.meta.get("_robotstxt_gated") == -1
+
+    def on_downloaded(self, response: Response, request: Request, spider: scrapy.Spider) -> None:
+        url = urlparse_cached(request)
+        answered = self.robots_answered if url.path == "/robots.txt" else self.first_page_answered
+        answered.setdefault(url.netloc, self.now())
 
     def parse(self, response: Response, **kwargs: Any) -> Iterator[Request]:
         now = self.now()
         self.pages += 1
         self.last_page = now
         self.first_page.setdefault(urlparse_cached(response).netloc, now)
+        self.page_urls.append(response.url)
+        self.page_times.append(now)
         if isinstance(response, TextResponse):
             for href in response.css("a::attr(href)").getall():
                 yield response.follow(href, callback=self.parse, errback=self.on_error)
@@ -130,6 +161,13 @@ class BroadSpider(scrapy.Spider):
         """Dead sites, 5xx pages, dropped requests: expected, not pages."""
 
     def closed(self, reason: str) -> None:
+        traced = os.environ.get("BENCH_TRACEMALLOC")
+        if traced:
+            # What the crawl keeps at its end, by the line that allocated it.
+            import tracemalloc
+
+            top = tracemalloc.take_snapshot().statistics("lineno")[:40]
+            Path(traced).write_text("\n".join(str(s) for s in top), encoding="utf-8")
         self.close_reason = reason
         self.closed_at = self.now()
         self.cpu = time.process_time() - self.cpu_at_open
@@ -152,6 +190,10 @@ def main(config_path: str) -> int:
     _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     config = json.loads(Path(config_path).read_text(encoding="utf-8"))
+    if os.environ.get("BENCH_TRACEMALLOC"):
+        import tracemalloc
+
+        tracemalloc.start()
     process = CrawlerProcess(_settings(config))
     crawler = process.create_crawler(BroadSpider)
     process.crawl(crawler, start=config["start"])
@@ -177,6 +219,13 @@ def main(config_path: str) -> int:
         "maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
         "first_page_latency": latency,
         "robots_requests": dict(spider.robots),
+        "page_requests": dict(spider.page_requests),
+        "first_page_sent": spider.first_page_sent,
+        "first_page_waited": spider.first_page_waited,
+        "robots_answered": spider.robots_answered,
+        "first_page_answered": spider.first_page_answered,
+        "page_urls": spider.page_urls,
+        "page_times": spider.page_times,
         "timeline": spider.timeline,
         "stats": {k: v for k, v in stats.items() if isinstance(v, (int, float))},
     }

@@ -2,41 +2,47 @@
 
 Run from the repository root::
 
-    python benchmarks/bench_broad.py                      # 2,000 sites, 3 rounds, 64 and 256
-    python benchmarks/bench_broad.py --sites 500 --rounds 2 --concurrency 64
-    python benchmarks/bench_broad.py --quick              # smoke run, about a minute
-    python benchmarks/bench_broad.py --dead-only --dead-cap 1000   # only the dead-site part
-    python benchmarks/bench_broad.py --old ../old-checkout --variants \
-        "ROBOTSTXT_OBEY=False" "scrapy_rep memory" "scrapy_rep (old)"  # against another version
+    python benchmarks/bench_broad.py                  # 2,000 sites x 3 rounds, 10,000 x 2
+    python benchmarks/bench_broad.py --sizes 500 --rounds 2       # one size, 2 rounds
+    python benchmarks/bench_broad.py --quick          # smoke run: 200 sites, 1 round
+    python benchmarks/bench_broad.py --dead-only      # only the dead-site part
+    python benchmarks/bench_broad.py --old ../old-checkout --variants "scrapy_rep" \
+        "scrapy_rep (old)"                            # against another version
 
 Sites: one Twisted server on 127.0.0.1 (``_broad_server.py``, own process) answers every site;
 the crawl resolves ``site00001.test`` … to 127.0.0.1 (``_broad_resolver.py``), so each site is
-its own origin and download slot, as in a real broad crawl. Of the sites, 80 % serve a real
-robots.txt (files of ``tests/data/corpus_sample`` that allow the crawler's pages, reused in a
-seeded order), 10 % have none (404), 5 % answer 500 or 503 to everything, forever, and 5 % are
-dead: half on a port nothing listens on (connection refused), half a name that does not resolve.
-A live site has 5 pages: its home page (the start URL) and 4 pages it links to.
+its own origin and download slot, as in a real broad crawl. Of the sites, 75 % serve a real
+robots.txt (files of ``tests/data/corpus_sample`` whose home page both parsers allow, reused in
+a seeded order), 10 % have none (404), 5 % answer 503 to robots.txt and 200 to pages, 5 % answer
+500 or 503 to everything, and 5 % are dead: half on a port nothing listens on (connection
+refused), half a name that does not resolve. A live site's home page (the start URL) links to 4
+pages and, on sites with a robots.txt, to up to 3 paths taken from its rules (some of which it
+disallows, some only to other crawlers); each page links back home.
 
-1. Throughput. Variants: ``ROBOTSTXT_OBEY = False``, Scrapy's built-in middleware (Protego),
-   scrapy_rep with the memory store and with a SQLite store (a fresh file per crawl); scrapy_rep
-   with ``REP_HOLD_TIMEOUT = --hold-timeout`` so requests held for the 5xx and dead sites are
-   dropped and the crawl can end. Each crawl runs in its own process (``_broad_crawl.py``);
-   every round runs every (concurrency, variant) once, interleaved, and a ratio is the median
-   over rounds of the variant / ``ROBOTSTXT_OBEY = False`` in the same round, so drift of a
-   shared machine between rounds cancels. Columns: pages/s from ``spider_opened`` to the last
-   page (every variant fetches the same pages: the live sites' 5 each; a mismatch is shown);
-   CPU seconds of the crawl process; its peak RSS; robots.txt requests per live site (1
-   expected; 5xx and dead sites are retried by scrapy_rep, shown apart); median and p95 over
-   live sites of the time from the site's first request to its first page; the tail, from the
-   last page to the spider's close (what held requests cost); downloads (pages, robots.txt,
-   errors), CPU per download, and start requests taken in the first second. Target: pages/s
-   >= 0.95 of ``ROBOTSTXT_OBEY = False``.
-   ``--old SRC`` adds "scrapy_rep (old)": the memory-store variant with the ``scrapy_rep``
-   package found in SRC (a checkout of an earlier commit), interleaved with the others;
-   ``--variants`` runs only the variants named (the baseline is always run).
-2. Dead sites with the defaults. scrapy_rep (memory store) with its default settings on 20 live
-   sites plus 10 dead ones: when the last page arrived and when the spider closed, or "> cap"
-   when it was still open at ``--dead-cap`` seconds (it is then sent SIGINT, then killed).
+Variants: ``ROBOTSTXT_OBEY = False``, Scrapy's built-in middleware (Protego), scrapy-rep (the
+add-on, memory store, ``REP_HOLD_TIMEOUT = --hold-timeout`` so requests held for failing sites
+are dropped and the crawl ends). Optional: ``scrapy_rep sqlite`` (a fresh SQLite store per
+crawl) and, with ``--old SRC``, ``scrapy_rep (old)`` (the add-on of the ``scrapy_rep`` found in
+SRC, a checkout of an earlier commit). Each crawl runs in its own process (``_broad_crawl.py``);
+every round runs each (size, variant) once, sizes and variants interleaved, the variants' order
+rotated from round to round. Measures, per crawl:
+
+- time to 95 % of the allowed pages: from ``spider_opened`` until the spider has 95 % of the
+  pages of the sites with a robots.txt (or a 404) that Google's rules allow (judged with
+  ``scrapy_rep.RobotsTxt``, which has Google's answers);
+- first page after robots.txt, p90: per site, from the downloader's first answer to its
+  robots.txt to its first answer for a page (``response_downloaded``), 90th percentile;
+- CPU per response: CPU seconds of the crawl process over the downloader's responses;
+- peak RSS of the crawl process (``ru_maxrss``);
+- disallowed pages fetched (requests the sites received for pages Google's rules disallow), page
+  requests sent to sites whose robots.txt failed (5xx, refused, unresolvable), robots.txt
+  requests per live site (mean / max).
+
+The table gives each variant's median over rounds with the spread (min-max) and, for
+scrapy-rep, the median of its same-round ratios to Scrapy's built-in, judged against
+``TOLERANCE`` (what rounds of one variant vary by on this 2-core machine: below it a difference
+is noise). Part 2 (``--dead``, ``--dead-only``): scrapy-rep with its defaults on 20 live sites
+plus 10 dead ones: when the last page arrived and when the spider closed.
 """
 
 from __future__ import annotations
@@ -44,20 +50,23 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import os
 import random
+import re
 import signal
 import statistics
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+import urllib.request
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
-from bench_crawl import OURS as CRAWL_OURS
 from bench_crawl import free_port, server_process
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,11 +74,19 @@ HERE = ROOT / "benchmarks"
 CORPUS = ROOT / "tests" / "data" / "corpus_sample"
 USER_AGENT = "benchbot/1.0 (+http://127.0.0.1/bot)"
 TOKEN = "benchbot"
-PAGES_PER_SITE = 5
-PAGE_PATHS = ["/", *(f"/page/{n}" for n in range(1, PAGES_PER_SITE))]
-# Mix of sites: (kind, share). "refused" and "nxdomain" never reach the server.
-MIX = [("ok", 0.80), ("404", 0.10), ("500", 0.025), ("503", 0.025), ("refused", 0.025)]
-LIVE = ("ok", "404")
+GENERIC_LINKS = [f"/page/{n}" for n in range(1, 5)]
+RULE_LINKS = 3  # at most, per site with a robots.txt
+# Mix of sites: (kind, share); the rest are names that do not resolve. "refused" and
+# "nxdomain" never reach the server; "robots503" answers 503 to robots.txt only.
+MIX = [
+    ("ok", 0.75),
+    ("404", 0.10),
+    ("robots503", 0.05),
+    ("500", 0.025),
+    ("503", 0.025),
+    ("refused", 0.025),
+]
+LIVE = ("ok", "404")  # robots.txt answered: their allowed pages are the crawl's work
 
 # Scrapy docs, "Broad Crawls", plus a quiet, self-contained crawl.
 BROAD: dict[str, Any] = {
@@ -86,12 +103,13 @@ BROAD: dict[str, Any] = {
     "MEMUSAGE_ENABLED": False,
     "REMOTE_CONTROL_ENABLED": False,
 }
-OURS: dict[str, Any] = {
-    **CRAWL_OURS,
-    # What the add-on enables too: start requests taken lazily while robots.txt is resolved.
-    "SPIDER_MIDDLEWARES": {"scrapy_rep.StartIntakeMiddleware": 10},
-}
+OURS: dict[str, Any] = {"ADDONS": {"scrapy_rep.Addon": 0}}
 BASELINE = "ROBOTSTXT_OBEY=False"
+BUILTIN = "Scrapy built-in"
+REP = "scrapy_rep"
+# What a measure varies by between rounds of one variant on the 2-core machine (the spread
+# columns show it): a ratio within 1 + this is "on par", not worse.
+TOLERANCE = {"t95": 0.05, "p90": 0.10, "cpu": 0.05, "rss": 0.05}
 
 
 @dataclass(frozen=True)
@@ -100,11 +118,18 @@ class Site:
     kind: str
     url: str
     robots: str | None  # file served as robots.txt ("ok" sites)
+    links: tuple[str, ...]  # the paths its home page links to
 
     @property
     def netloc(self) -> str:
         """How the crawl names the site (host:port), as ``_broad_crawl.py`` reports it."""
         return urlsplit(self.url).netloc
+
+    def page_urls(self) -> list[str]:
+        """The URLs of its pages as Scrapy requests them (home page first)."""
+        from w3lib.url import safe_url_string
+
+        return [self.url, *(safe_url_string(urljoin(self.url, link)) for link in self.links)]
 
 
 @dataclass(frozen=True)
@@ -118,9 +143,10 @@ class Variant:
 
 @dataclass
 class Run:
-    """One crawl's result (``_broad_crawl.py``), or ``error`` when it failed."""
+    """One crawl's result (``_broad_crawl.py``) and what the sites received, or ``error``."""
 
     data: dict[str, Any]
+    received: dict[str, dict[str, int]]
     error: str | None = None
 
     def get(self, key: str) -> Any:
@@ -130,27 +156,43 @@ class Run:
 # -- sites and server ---------------------------------------------------------------------------
 
 
-def robots_bodies() -> list[Path]:
-    """Corpus files that allow every page of a site to both parsers.
-
-    Every variant then fetches the same pages, so pages/s compare like with like; the files are
-    still real ones (groups for other bots, disallowed paths elsewhere, comments, sitemaps...).
-    Files above 500 KiB (stored gzip-compressed) are left out: the sample over-represents them.
-    """
-    from protego import Protego
-
+@cache
+def _parsed(path: str) -> Any:
     from scrapy_rep import RobotsTxt
+
+    return RobotsTxt.parse(Path(path).read_bytes())
+
+
+def robots_bodies() -> list[Path]:
+    """Corpus files whose home page both parsers allow (so both crawl the site), below 500 KiB
+    (the sample over-represents huge files, stored gzip-compressed)."""
+    from protego import Protego
 
     eligible = []
     for path in sorted(p for p in CORPUS.rglob("*") if p.is_file()):
         if path.suffix in (".gz", ".md"):
             continue
         body = path.read_bytes()
-        ours, protego = RobotsTxt.parse(body), Protego.parse(body.decode("utf-8", "ignore"))
-        urls = [f"http://site.test{p}" for p in PAGE_PATHS]
-        if all(ours.allowed(u, TOKEN) and protego.can_fetch(u, USER_AGENT) for u in urls):
+        protego = Protego.parse(body.decode("utf-8", "ignore"))
+        home = "http://site.test/"
+        if _parsed(str(path)).allowed(home, TOKEN) and protego.can_fetch(home, USER_AGENT):
             eligible.append(path)
     return eligible
+
+
+_RULE = re.compile(rb"^\s*(?:dis)?allow\s*:\s*([^\s#]+)", re.IGNORECASE | re.MULTILINE)
+
+
+def rule_links(path: Path, rng: random.Random) -> tuple[str, ...]:
+    """Up to RULE_LINKS paths a site with this robots.txt links to: its rules' paths, a ``*``
+    made ``x`` and a final ``$`` dropped (the pages its rules are about)."""
+    found = []
+    for match in _RULE.finditer(path.read_bytes()):
+        rule = match.group(1).decode("utf-8", "replace").replace("*", "x").rstrip("$")
+        if rule.startswith("/") and len(rule) > 1 and len(rule) <= 120:
+            found.append(rule)
+    found = sorted(set(found))
+    return tuple(rng.sample(found, min(RULE_LINKS, len(found))))
 
 
 def plan_sites(count: int, port: int, closed_port: int, seed: int = 12) -> list[Site]:
@@ -167,36 +209,50 @@ def plan_sites(count: int, port: int, closed_port: int, seed: int = 12) -> list[
     for n, kind in enumerate(kinds, 1):
         host = f"nxdomain{n:05d}.test" if kind == "nxdomain" else f"site{n:05d}.test"
         url = f"http://{host}:{closed_port if kind == 'refused' else port}/"
-        robots = str(bodies[n % len(bodies)]) if kind == "ok" else None
-        sites.append(Site(host, kind, url, robots))
+        robots = bodies[n % len(bodies)] if kind == "ok" else None
+        links = tuple(GENERIC_LINKS) + (rule_links(robots, rng) if robots else ())
+        sites.append(Site(host, kind, url, str(robots) if robots else None, links))
     return sites
 
 
-def closed_port() -> int:
-    """A loopback port nothing listens on (bound, then released): connections are refused."""
-    return free_port()
-
-
 @contextlib.contextmanager
-def broad_server(sites: dict[str, tuple[str, str | None]], tmp: Path) -> Iterator[int]:
-    """Start ``_broad_server.py`` for ``{host: (kind, robots file)}``; yield its port."""
+def broad_server(sites: Sequence[Site], tmp: Path) -> Iterator[int]:
+    """Start ``_broad_server.py`` for the sites that reach it; yield its port."""
+    served = {
+        s.host: (s.kind, s.robots, list(s.links))
+        for s in sites
+        if s.kind not in ("refused", "nxdomain")
+    }
     config = tmp / "server.json"
-    config.write_text(json.dumps({"sites": sites}), encoding="utf-8")
+    config.write_text(json.dumps({"sites": served}), encoding="utf-8")
     args = [str(HERE / "_broad_server.py"), str(config)]
     with server_process(args, "broad-crawl server") as (started, _pid):
         yield int(started["port"])
 
 
+@dataclass
+class Served:
+    """Sites answered by a running server (URLs carry its port) and how to read its counts."""
+
+    sites: list[Site]
+    port: int
+
+    def received(self) -> dict[str, dict[str, int]]:
+        """Page requests each site received since the last call, ``{host: {target: n}}``."""
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{self.port}/__counts", headers={"Host": "bench.control"}
+        )
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            counts: dict[str, dict[str, int]] = json.loads(answer.read())
+        return counts
+
+
 @contextlib.contextmanager
-def serve(count: int) -> Iterator[list[Site]]:
-    """A server answering ``count`` sites; yields the sites (URLs carry the server's port)."""
+def serve(count: int) -> Iterator[Served]:
     with tempfile.TemporaryDirectory(prefix="bench-broad-") as tmp:
         draft = plan_sites(count, 0, 0)
-        served = {
-            s.host: (s.kind, s.robots) for s in draft if s.kind not in ("refused", "nxdomain")
-        }
-        with broad_server(served, Path(tmp)) as port:
-            yield plan_sites(count, port, closed_port())
+        with broad_server(draft, Path(tmp)) as port:
+            yield Served(plan_sites(count, port, free_port()), port)
 
 
 # -- crawls -------------------------------------------------------------------------------------
@@ -208,9 +264,11 @@ def crawl(
     timeout: float,
     tmp: Path,
     source: Path | None = None,
-) -> Run:
-    """One crawl in its own process; on ``timeout`` it gets SIGINT, then is killed.
-    ``source``: the directory whose ``scrapy_rep`` it runs (None: this checkout)."""
+    profile: Path | None = None,
+) -> dict[str, Any] | str:
+    """One crawl in its own process (the result, or why there is none); on ``timeout`` it gets
+    SIGINT, then is killed. ``source``: the directory whose ``scrapy_rep`` it runs (None: this
+    checkout); ``profile``: run it under cProfile, stats to that file."""
     result = tmp / "result.json"
     result.unlink(missing_ok=True)
     config = tmp / "crawl.json"
@@ -226,6 +284,8 @@ def crawl(
     )
     log = tmp / "crawl.log"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(source or ROOT)])}
+    if profile is not None:
+        env["BENCH_PROFILE"] = str(profile)
     with log.open("wb") as out:
         proc = subprocess.Popen(
             [sys.executable, str(HERE / "_broad_crawl.py"), str(config)],
@@ -245,11 +305,12 @@ def crawl(
                 proc.kill()
                 proc.wait()
                 ended = "still open 30 s after SIGINT: killed"
-            return Run({}, f"> {timeout:g} s, {ended}")
+            return f"> {timeout:g} s, {ended}"
     if proc.returncode != 0 or not result.exists():
         tail = log.read_text("utf-8", "replace").splitlines()[-5:]
-        return Run({}, f"exit {proc.returncode}: " + " | ".join(tail))
-    return Run(json.loads(result.read_text(encoding="utf-8")))
+        return f"exit {proc.returncode}: " + " | ".join(tail)
+    data: dict[str, Any] = json.loads(result.read_text(encoding="utf-8"))
+    return data
 
 
 def variants(
@@ -258,206 +319,297 @@ def variants(
     ours = {**OURS, "REP_HOLD_TIMEOUT": hold_timeout}
     table = [
         Variant(BASELINE, {"ROBOTSTXT_OBEY": False}),
-        Variant("Scrapy built-in", {"ROBOTSTXT_OBEY": True}),
-        Variant("scrapy_rep memory", ours),
-        Variant("scrapy_rep sqlite", ours, sqlite=True),
+        Variant(BUILTIN, {"ROBOTSTXT_OBEY": True}),
+        Variant(REP, ours),
     ]
+    if "scrapy_rep sqlite" in only:
+        table.append(Variant("scrapy_rep sqlite", ours, sqlite=True))
     if old is not None:
-        table.insert(3, Variant("scrapy_rep (old)", ours, source=old.resolve()))
-    return [v for v in table if not only or v.name in only or v.name == BASELINE]
+        table.append(Variant("scrapy_rep (old)", ours, source=old.resolve()))
+    # Scrapy's built-in is what every ratio is to; ROBOTSTXT_OBEY=False only when asked for (or
+    # no variant is named): at 10,000 sites it is the longest crawl (all start requests queued).
+    return [v for v in table if not only or v.name in only or v.name == BUILTIN]
 
 
-def run_variant(variant: Variant, sites: Sequence[Site], concurrency: int, timeout: float) -> Run:
+def run_variant(
+    variant: Variant, served: Served, concurrency: int, per_domain: int, timeout: float
+) -> Run:
+    served.received()  # counts from here on are this crawl's
     with tempfile.TemporaryDirectory(prefix="bench-broad-crawl-") as tmp:
-        settings = {**variant.settings, "CONCURRENT_REQUESTS": concurrency}
+        settings = {
+            **variant.settings,
+            "CONCURRENT_REQUESTS": concurrency,
+            "CONCURRENT_REQUESTS_PER_DOMAIN": per_domain,
+        }
         if variant.sqlite:
             # A fresh file per crawl: a warm store would skip the robots.txt fetches.
             settings["REP_STORE"] = f"sqlite:///{tmp}/robots.sqlite3"
-        return crawl(sites, settings, timeout, Path(tmp), variant.source)
+        data = crawl(served.sites, settings, timeout, Path(tmp), variant.source)
+    received = served.received()
+    return Run(data, received) if isinstance(data, dict) else Run({}, received, data)
 
 
-# -- report -------------------------------------------------------------------------------------
+# -- measures -----------------------------------------------------------------------------------
 
 
 def _pct(values: Sequence[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else math.nan
 
 
-def _summary(run: Run, sites: Sequence[Site]) -> dict[str, float]:
+class Judge:
+    """Google's answers for the sites' pages (``scrapy_rep.RobotsTxt``)."""
+
+    def __init__(self, sites: Sequence[Site]) -> None:
+        self.by_host = {s.host: s for s in sites}
+        self.by_netloc = {s.netloc: s for s in sites}
+        self.allowed_urls = {
+            url for s in sites if s.kind in LIVE for url in s.page_urls() if self.allows(s, url)
+        }
+
+    @staticmethod
+    def allows(site: Site, url: str) -> bool:
+        return site.robots is None or bool(_parsed(site.robots).allowed(url, TOKEN))
+
+
+def measure(run: Run, judge: Judge) -> dict[str, float]:
+    stats = run.get("stats")
+    times = sorted(
+        t
+        for u, t in zip(run.get("page_urls"), run.get("page_times"), strict=True)
+        if u in judge.allowed_urls
+    )
+    need = math.ceil(0.95 * len(judge.allowed_urls))
+    answered, first_page = run.get("robots_answered"), run.get("first_page_answered")
+    after_robots = [
+        first_page[n] - answered[n]
+        for n, site in judge.by_netloc.items()
+        if site.kind in LIVE and n in answered and n in first_page and first_page[n] >= answered[n]
+    ]
+    disallowed = failing = 0
+    for host, targets in run.received.items():
+        site = judge.by_host.get(host)
+        if site is None:
+            continue
+        for target, n in targets.items():
+            if site.kind not in LIVE:
+                failing += n
+            elif not judge.allows(site, f"http://{site.netloc}{target}"):
+                disallowed += n
+    pages = run.get("page_requests")
+    failing += sum(
+        pages.get(s.netloc, 0) for s in judge.by_host.values() if s.kind in ("refused", "nxdomain")
+    )
     robots = run.get("robots_requests")
-    per_live = [robots.get(s.netloc, 0) for s in sites if s.kind in LIVE]
-    per_failing = [robots.get(s.netloc, 0) for s in sites if s.kind not in LIVE]
-    latency = run.get("first_page_latency")
+    per_live = [robots.get(s.netloc, 0) for s in judge.by_host.values() if s.kind in LIVE]
+    responses = stats.get("downloader/response_count", 0)
     return {
-        "pages": run.get("pages"),
-        "rate": run.get("pages") / max(run.get("last_page"), 1e-9),
-        "cpu": run.get("cpu"),
+        "t95": times[need - 1] if len(times) >= need else math.nan,
+        "allowed_got": len(times),
+        "p90": _pct(after_robots, 0.90),
+        "cpu": 1000 * run.get("cpu") / max(1, responses),
         "rss": run.get("maxrss_kib") / 1024,
-        "robots_live": statistics.mean(per_live) if per_live else 0.0,
-        "robots_live_max": max(per_live, default=0),
-        "robots_failing": statistics.mean(per_failing) if per_failing else 0.0,
-        "p50": statistics.median(latency) if latency else float("nan"),
-        "p95": _pct(latency, 0.95),
-        "tail": run.get("closed") - run.get("last_page"),
-        # Every download the crawl made (pages, robots.txt, errors): CPU per download says
-        # whether a variant costs more per download or only makes more downloads.
-        "downloads": run.get("stats").get("downloader/request_count", 0),
-        "cpu_ms_per_download": 1000
-        * run.get("cpu")
-        / max(1, run.get("stats").get("downloader/request_count", 0)),
-        "started_1s": _pulled_by(run.get("timeline"), 1.0),
+        "disallowed": disallowed,
+        "failing": failing,
+        "robots_mean": statistics.mean(per_live) if per_live else 0.0,
+        "robots_max": max(per_live, default=0),
+        "responses": responses,
+        "closed": run.get("closed"),
     }
 
 
-def _pulled_by(timeline: list[list[float]], seconds: float) -> float:
-    """Start requests the spider had given by ``seconds`` after spider_opened."""
-    rows = [row for row in timeline if row[0] <= seconds]
-    return rows[-1][1] if rows else 0.0
+# -- report -------------------------------------------------------------------------------------
+
+ROWS: list[tuple[str, str, str]] = [
+    # (key, label, format)
+    ("t95", "time to 95 % of the allowed pages, s", "{:.1f}"),
+    ("p90", "first page after robots.txt, p90, s", "{:.3f}"),
+    ("cpu", "CPU per response, ms", "{:.2f}"),
+    ("rss", "peak RSS, MiB", "{:.0f}"),
+    ("disallowed", "disallowed pages fetched", "{:.0f}"),
+    ("failing", "page requests to sites whose robots.txt failed", "{:.0f}"),
+    ("robots_mean", "robots.txt requests per live site, mean", "{:.2f}"),
+    ("robots_max", "robots.txt requests per live site, max", "{:.0f}"),
+    ("responses", "responses downloaded", "{:.0f}"),
+    ("closed", "spider closed at, s", "{:.1f}"),
+]
 
 
-def _median_ratio(
+def _cell(values: list[float], fmt: str) -> str:
+    values = [v for v in values if not math.isnan(v)]
+    if not values:
+        return "n/a"
+    median = fmt.format(statistics.median(values))
+    if len(values) == 1 or min(values) == max(values):
+        return median
+    return f"{median} ({fmt.format(min(values))}-{fmt.format(max(values))})"
+
+
+def _ratio(
     mine: list[dict[str, float] | None], base: list[dict[str, float] | None], key: str
 ) -> str:
-    ratios = [m[key] / b[key] for m, b in zip(mine, base, strict=True) if m and b and b[key]]
-    return f"{statistics.median(ratios):.2f}" if ratios else "n/a"
+    ratios = [
+        m[key] / b[key]
+        for m, b in zip(mine, base, strict=True)
+        if m and b and b[key] and not math.isnan(m[key]) and not math.isnan(b[key])
+    ]
+    if not ratios:
+        return ""
+    median = statistics.median(ratios)
+    verdict = ""
+    if key in TOLERANCE:
+        verdict = " ok" if median <= 1 + TOLERANCE[key] else " WORSE"
+    spread = f" ({min(ratios):.2f}-{max(ratios):.2f})" if len(ratios) > 1 else ""
+    return f"{median:.2f}x{spread}{verdict}"
 
 
 def report(
-    concurrency: int,
+    size: int,
     table: list[Variant],
     results: dict[str, list[dict[str, float] | None]],
     errors: dict[str, list[str]],
-    expected: int,
+    allowed: int,
 ) -> None:
-    print(f"\nCONCURRENT_REQUESTS = {concurrency}")
-    print(
-        f"   {'variant':<20}{'pages/s':>8}{'ratio':>7}{'CPU s':>7}{'ratio':>7}{'RSS MiB':>9}"
-        f"{'robots/site':>12}{'5xx+dead':>9}{'1st page p50':>13}{'p95':>7}{'tail s':>8}"
-        f"{'downloads':>10}{'CPU ms/dl':>10}{'starts@1s':>10}"
-    )
-    base = results[BASELINE]
-    for variant in table:
-        runs = [r for r in results[variant.name] if r]
-        if not runs:
-            print(f"   {variant.name:<20}{'n/a':>8}   {'; '.join(errors[variant.name])}")
-            continue
-
-        def med(key: str, runs: list[dict[str, float]] = runs) -> float:
-            return statistics.median(r[key] for r in runs)
-
-        robots = f"{med('robots_live'):.2f}/{max(r['robots_live_max'] for r in runs):.0f}"
-        print(
-            f"   {variant.name:<20}{med('rate'):>8.0f}"
-            f"{_median_ratio(results[variant.name], base, 'rate'):>7}"
-            f"{med('cpu'):>7.1f}{_median_ratio(results[variant.name], base, 'cpu'):>7}"
-            f"{med('rss'):>9.0f}{robots:>12}{med('robots_failing'):>9.1f}"
-            f"{med('p50'):>13.2f}{med('p95'):>7.2f}{med('tail'):>8.1f}"
-            f"{med('downloads'):>10.0f}{med('cpu_ms_per_download'):>10.2f}"
-            f"{med('started_1s'):>10.0f}"
-        )
-        wrong = sorted({int(r["pages"]) for r in runs if r["pages"] != expected})
-        if wrong or errors[variant.name]:
-            print(f"      ! pages {wrong} (expected {expected}); {'; '.join(errors[variant.name])}")
+    rounds = max(len(r) for r in results.values())
+    print(f"\n{size:,} sites, {rounds} round(s): {allowed:,} allowed pages")
+    names = [v.name for v in table]
+    width = 30
+    header = f"   {'measure':<48}" + "".join(f"{n:>{width}}" for n in names)
+    ours = [n for n in names if n not in (BASELINE, BUILTIN)]
+    header += "".join(f"{n + ' / built-in':>{width}}" for n in ours)
+    print(header)
+    for key, label, fmt in ROWS:
+        line = f"   {label:<48}"
+        for name in names:
+            values = [r[key] for r in results[name] if r]
+            line += f"{_cell(values, fmt):>{width}}"
+        for name in ours:
+            line += f"{_ratio(results[name], results[BUILTIN], key):>{width}}"
+        print(line)
+    for name in names:
+        got = [int(r["allowed_got"]) for r in results[name] if r]
+        if errors[name] or any(g < allowed for g in got):
+            print(f"   ! {name}: allowed pages got {got} of {allowed}; {'; '.join(errors[name])}")
 
 
-def throughput(args: argparse.Namespace) -> None:
+def broad(args: argparse.Namespace) -> None:
     table = variants(args.hold_timeout, args.old, args.variants)
-    with serve(args.sites) as sites:
-        counts = {k: sum(s.kind == k for s in sites) for k, _ in [*MIX, ("nxdomain", 0)]}
-        expected = PAGES_PER_SITE * sum(s.kind in LIVE for s in sites)
-        mix = ", ".join(f"{v} {k}" for k, v in counts.items())
-        print(
-            f"\n1. Throughput: {args.sites} sites ({mix}),"
-            f" {expected} pages; {args.rounds} round(s); scrapy_rep REP_HOLD_TIMEOUT ="
-            f" {args.hold_timeout:g}"
-        )
-        results: dict[tuple[int, str], list[dict[str, float] | None]] = {}
-        errors: dict[tuple[int, str], list[str]] = {}
-        for round_no in range(1, args.rounds + 1):
-            for concurrency in args.concurrency:
-                for variant in table:
-                    run = run_variant(variant, sites, concurrency, args.timeout)
-                    key = (concurrency, variant.name)
-                    errors.setdefault(key, []).extend([run.error] if run.error else [])
-                    summary = _summary(run, sites) if run.error is None else None
-                    results.setdefault(key, []).append(summary)
-                    print(f"   round {round_no}: {concurrency} {variant.name} done", flush=True)
-            # Tables after every round: a long run that must be cut short still reports.
-            print(f"\nAfter round {round_no} of {args.rounds}:")
-            for concurrency in args.concurrency:
-                report(
-                    concurrency,
-                    table,
-                    {v.name: results[concurrency, v.name] for v in table},
-                    {v.name: errors[concurrency, v.name] for v in table},
-                    expected,
-                )
+    rounds = dict(zip(args.sizes, args.rounds, strict=True))
+    sizes = ", ".join(f"{s:,} x {r}" for s, r in rounds.items())
     print(
-        "   ratios: median of same-round ratios to ROBOTSTXT_OBEY=False (target pages/s >= 0.95)."
-        "\n   robots/site: mean/max robots.txt requests per live site; 5xx+dead: mean per failing"
-        "\n   site. 1st page: seconds from a site's first request to its first page. tail: seconds"
-        "\n   from the last page to the close (scrapy_rep: requests held for failing sites)."
-        "\n   downloads: every request the downloader made (pages, robots.txt, errors); CPU ms/dl:"
-        "\n   crawl CPU per download; starts@1s: start requests taken in the first second."
+        f"\n1. Broad crawls: CONCURRENT_REQUESTS = {args.concurrency}, "
+        f"{args.per_domain} per domain; sizes {sizes}"
+        f" rounds; scrapy_rep REP_HOLD_TIMEOUT = {args.hold_timeout:g}; tolerance "
+        + ", ".join(f"{k} {v:.0%}" for k, v in TOLERANCE.items())
+    )
+    results: dict[tuple[int, str], list[dict[str, float] | None]] = {}
+    errors: dict[tuple[int, str], list[str]] = {}
+    with contextlib.ExitStack() as stack:
+        served = {size: stack.enter_context(serve(size)) for size in args.sizes}
+        judges = {size: Judge(served[size].sites) for size in args.sizes}
+        for size, s in served.items():
+            counts: dict[str, int] = {}
+            for site in s.sites:
+                counts[site.kind] = counts.get(site.kind, 0) + 1
+            print(f"   {size:,} sites: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+        for round_no in range(1, max(args.rounds) + 1):
+            shift = (round_no - 1) % len(table)
+            order = table[shift:] + table[:shift]
+            for size in args.sizes:
+                if round_no > rounds[size]:
+                    continue
+                for variant in order:
+                    run = run_variant(
+                        variant, served[size], args.concurrency, args.per_domain, args.timeout
+                    )
+                    key = (size, variant.name)
+                    errors.setdefault(key, []).extend([run.error] if run.error else [])
+                    summary = measure(run, judges[size]) if run.error is None else None
+                    results.setdefault(key, []).append(summary)
+                    print(f"   round {round_no}: {size:,} {variant.name} done", flush=True)
+            # Tables after every round: a long run that must be cut short still reports.
+            print(f"\nAfter round {round_no}:")
+            for size in args.sizes:
+                if (size, table[0].name) in results:
+                    report(
+                        size,
+                        table,
+                        {v.name: results[size, v.name] for v in table},
+                        {v.name: errors[size, v.name] for v in table},
+                        len(judges[size].allowed_urls),
+                    )
+    print(
+        "\n   Each cell: median over rounds (min-max). Ratios: median of same-round ratios to"
+        "\n   Scrapy's built-in (min-max); 'ok' when within the tolerance above."
     )
 
 
 def dead_sites(args: argparse.Namespace) -> None:
     print(
-        f"\n2. Dead sites with the defaults (scrapy_rep: memory store, REP_HOLD_TIMEOUT 900):"
-        f" 20 live sites + 10 dead (5 refused, 5 unresolvable); cap {args.dead_cap:g} s"
+        f"\n2. Dead sites with the defaults (scrapy_rep add-on, memory store, REP_HOLD_TIMEOUT"
+        f" 900): 20 live sites + 10 dead (5 refused, 5 unresolvable); cap {args.dead_cap:g} s"
     )
-    refused = closed_port()
+    refused = free_port()
     dead = [
         *(
-            Site(f"site9{n:04d}.test", "refused", f"http://site9{n:04d}.test:{refused}/", None)
+            Site(f"site9{n:04d}.test", "refused", f"http://site9{n:04d}.test:{refused}/", None, ())
             for n in range(5)
         ),
         *(
-            Site(f"nxdomain9{n:04d}.test", "nxdomain", f"http://nxdomain9{n:04d}.test/", None)
+            Site(f"nxdomain9{n:04d}.test", "nxdomain", f"http://nxdomain9{n:04d}.test/", None, ())
             for n in range(5)
         ),
     ]
-    with serve(40) as sites:
-        live = [s for s in sites if s.kind in LIVE][:20]
-        for variant in variants(0)[:3]:
+    with serve(40) as served:
+        live = [s for s in served.sites if s.kind in LIVE][:20]
+        for variant in variants(0, only=[REP]):
             settings = {k: v for k, v in variant.settings.items() if k != "REP_HOLD_TIMEOUT"}
-            settings["CONCURRENT_REQUESTS"] = 64
             with tempfile.TemporaryDirectory(prefix="bench-broad-dead-") as tmp:
-                run = crawl([*live, *dead], settings, args.dead_cap, Path(tmp))
-            if run.error is not None:
-                print(f"   {variant.name:<20} still open at the cap: {run.error}")
+                data = crawl([*live, *dead], settings, args.dead_cap, Path(tmp))
+            if isinstance(data, str):
+                print(f"   {variant.name:<22} still open at the cap: {data}")
                 continue
-            robots = run.get("robots_requests")
+            robots = data["robots_requests"]
             print(
-                f"   {variant.name:<20} last page at {run.get('last_page'):.1f} s, closed at"
-                f" {run.get('closed'):.1f} s ({run.get('pages')} pages; robots.txt requests to"
+                f"   {variant.name:<22} last page at {data['last_page']:.1f} s, closed at"
+                f" {data['closed']:.1f} s ({data['pages']} pages; robots.txt requests to"
                 f" dead sites: {sum(robots.get(s.netloc, 0) for s in dead)})"
             )
 
 
+def _positive(kind: Callable[[str], Any]) -> Callable[[str], Any]:
+    def parse(text: str) -> Any:
+        value = kind(text)
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{text}: must be at least 1")
+        return value
+
+    return parse
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sites", type=int, default=2000)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--concurrency", type=int, nargs="+", default=[64, 256])
+    parser.add_argument("--sizes", type=_positive(int), nargs="+", default=[2000, 10000])
+    parser.add_argument(
+        "--rounds", type=_positive(int), nargs="+", default=[3, 2], help="per size (one: all)"
+    )
+    parser.add_argument("--concurrency", type=_positive(int), default=100)
+    parser.add_argument("--per-domain", type=_positive(int), default=2)
     parser.add_argument("--hold-timeout", type=float, default=20.0)
     parser.add_argument("--timeout", type=float, default=900.0, help="cap per crawl, seconds")
-    parser.add_argument("--dead-cap", type=float, default=120.0)
+    parser.add_argument("--dead", action="store_true", help="also part 2, the dead sites")
     parser.add_argument("--dead-only", action="store_true")
-    parser.add_argument("--skip-dead", action="store_true")
-    parser.add_argument(
-        "--quick", action="store_true", help="100 sites, 1 round, 64, hold 10 s, cap 30 s"
-    )
+    parser.add_argument("--dead-cap", type=float, default=120.0)
+    parser.add_argument("--quick", action="store_true", help="200 sites, 1 round")
     parser.add_argument("--old", type=Path, help="directory holding an earlier scrapy_rep")
     parser.add_argument("--variants", nargs="+", default=[], help="run only these variants")
     args = parser.parse_args(argv)
     if args.quick:
-        args.sites, args.rounds, args.concurrency = 100, 1, [64]
-        args.hold_timeout, args.dead_cap = 10.0, 30.0
-    if args.sites < 20 or args.rounds < 1 or min(args.concurrency) < 1:
-        parser.error("need --sites >= 20, --rounds >= 1, --concurrency >= 1")
+        args.sizes, args.rounds, args.hold_timeout = [200], [1], 10.0
+    if len(args.rounds) == 1:
+        args.rounds = args.rounds * len(args.sizes)
+    if len(args.rounds) != len(args.sizes):
+        parser.error("give --rounds once, or once per size")
     import scrapy
 
     print(
@@ -465,8 +617,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f" load average {os.getloadavg()[0]:.1f} at start"
     )
     if not args.dead_only:
-        throughput(args)
-    if not args.skip_dead:
+        broad(args)
+    if args.dead or args.dead_only:
         dead_sites(args)
     return 0
 
