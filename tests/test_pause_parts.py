@@ -47,12 +47,14 @@ def test_how_long_a_pause_lasts(failures: int, retry_after: float | None, second
 
 
 class Parts:
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(
+        self, store_class: type[MemoryStore] = MemoryStore, shared: bool = False, **kwargs: Any
+    ) -> None:
         self.clock = task.Clock()
         self.clock.advance(1000)
         self.stats = Stats()
         self.evicted: list[str] = []
-        self.store = MemoryStore(clock=self.clock.seconds)
+        self.store = store_class(clock=self.clock.seconds)
         self.pauses = Pauses(
             clock=self.clock,
             store=self.store,
@@ -62,7 +64,7 @@ class Parts:
             give_up_after=60,
             probe_timeout=30,
             owner="me",
-            shared=False,
+            shared=shared,
             poll_interval=0.5,
             evict=self.evicted.append,
             **kwargs,
@@ -146,24 +148,13 @@ class _SlowStore(MemoryStore):
 
 
 def test_a_fleet_member_opens_only_once_it_knows_the_pauses_in_the_store() -> None:
-    clock = task.Clock()
-    store = _SlowStore(clock=clock.seconds)
+    parts = Parts(_SlowStore, shared=True)
+    store = parts.store
+    assert isinstance(store, _SlowStore)
     store.set_pause(ORIGIN, 8, 1, "HTTP 503 at /p")
-    pauses = Pauses(
-        clock=clock,
-        store=store,
-        events=Events(Stats(), lambda: None),
-        delay=2,
-        max_delay=600,
-        give_up_after=60,
-        probe_timeout=30,
-        owner="second",
-        shared=True,
-        poll_interval=0.5,
-    )
-    opened = pauses.open()
+    opened = parts.pauses.open()
     assert not opened.called  # the spider (and its first request) waits for the store
     store.answers[0].callback(None)
     assert opened.called
-    assert pauses.check(ORIGIN, clock.seconds()) == HOLD
-    pauses.close()
+    assert parts.pauses.check(ORIGIN, parts.clock.seconds()) == HOLD
+    parts.pauses.close()
