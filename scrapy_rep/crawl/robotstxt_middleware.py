@@ -83,6 +83,9 @@ _GATED = "_robotstxt_gated"
 #: ``_GATED`` of an unknown origin's first request, let through unresolved (``Resolver.claim``):
 #: never a generation (those are positive).
 _FIRST = -1
+#: Meta key of a first request whose resolution failed outright: the gate holds it next time
+#: (the held requests' retry schedule then applies) rather than letting it through again.
+_HOLD_NEXT = "_rep_hold_next"
 #: Meta key set on a request whose answer paused its origin: it is sent again after the pause.
 _RESEND = "_rep_pause_resend"
 #: Rules that allow nothing: what an unreachable origin's requests get for now (SPEC B2).
@@ -202,6 +205,7 @@ class RobotsTxtMiddleware:
             state is None
             and self._first_through
             and origin not in self._paused  # a paused origin's requests wait here, held
+            and not meta.pop(_HOLD_NEXT, False)
             and self._resolver.claim(origin, now)
         ):
             # The origin's first request goes on and waits for robots.txt at the final gate
@@ -484,6 +488,7 @@ class RobotsTxtMiddleware:
         try:
             state = await self._off_active(self._resolver.resolve(origin, request), request)
         except Exception:  # the resolver logged it; the gate holds the request
+            request.meta[_HOLD_NEXT] = True
             return self._back_to_gate(request)
         if not self._resolver.serves(state):
             return self._back_to_gate(request)
