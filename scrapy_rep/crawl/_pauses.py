@@ -149,6 +149,14 @@ class Pauses:
         self._timers[origin] = self._clock.callLater(self._probe_timeout, self._wake, origin)
         return PROBE
 
+    def admit(self, origin: str, request: Request, now: float) -> bool:
+        """May ``request`` of ``origin`` go now (``check``)? As the one probe it is marked
+        ``PROBE_META``; False: hold it."""
+        verdict = self.check(origin, now)
+        if verdict == PROBE:
+            request.meta[PROBE_META] = True
+        return verdict != HOLD
+
     def wait(self, origin: str, trigger: Request | None = None) -> Deferred[None]:
         """Fired when a request of ``origin`` may go: its probe may, or it is resumed."""
         pause = self.paused.get(origin)

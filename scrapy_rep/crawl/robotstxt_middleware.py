@@ -53,7 +53,7 @@ from scrapy_rep.crawl._drops import Drops
 from scrapy_rep.crawl._events import Events
 from scrapy_rep.crawl._fetch import Fetcher, describe_failure
 from scrapy_rep.crawl._parts import UsageResolver, build_parts
-from scrapy_rep.crawl._pauses import DONT_PAUSE_META, HOLD, PROBE, PROBE_META
+from scrapy_rep.crawl._pauses import DONT_PAUSE_META, PROBE_META
 from scrapy_rep.crawl._resolver import Resolver
 from scrapy_rep.crawl._settings import MiddlewareSettings
 from scrapy_rep.crawl._tokens import settings_tokens
@@ -227,13 +227,9 @@ class RobotsTxtMiddleware:
                 self._holds.hold(origin, request, until=missing)
                 raise IgnoreRequest(f"held until {missing.kind.name} is known")
         self._verdicts.at_gate(state, request, known)
-        if self._paused and origin in self._paused:
-            verdict = self._pauses.check(origin, self._clock.seconds())
-            if verdict == HOLD:
-                self._holds.hold(origin, request, until=self._pauses)
-                raise IgnoreRequest("held while its origin is paused")
-            if verdict == PROBE:
-                meta[PROBE_META] = True
+        if self._paused and origin in self._paused and not self._pauses.admit(origin, request, now):
+            self._holds.hold(origin, request, until=self._pauses)
+            raise IgnoreRequest("held while its origin is paused")
         meta[_GATED] = state.generation
 
     def _final_gate(
@@ -251,16 +247,17 @@ class RobotsTxtMiddleware:
             self._resolver.unclaim(origin)
         if request.url.endswith("/robots.txt") and parts.path == "/robots.txt" and not parts.query:
             return self._robots_copy(origin, request)
-        if self._paused and origin in self._paused and not request.meta.get(PROBE_META):
-            verdict = self._pauses.check(origin, self._clock.seconds())
-            if verdict == PROBE:
-                request.meta[PROBE_META] = True
-            elif verdict == HOLD:
-                if gated is None:
-                    # An engine.download caller: it waits here for the pause to end.
-                    return self._check_later(self._pauses_then_state(origin, request), request)
-                # Back to the gate, which holds it (durably) outside the downloader.
-                return self._back_to_gate(request)
+        if (
+            self._paused
+            and origin in self._paused
+            and not request.meta.get(PROBE_META)
+            and not self._pauses.admit(origin, request, self._clock.seconds())
+        ):
+            if gated is None:
+                # An engine.download caller: it waits here for the pause to end.
+                return self._check_later(self._pauses_then_state(origin, request), request)
+            # Back to the gate, which holds it (durably) outside the downloader.
+            return self._back_to_gate(request)
         state = self._resolver.state(origin, self._clock.seconds(), request)
         if state is not None and state.serving.kind != "hold":
             if gated == state.generation:
@@ -326,8 +323,7 @@ class RobotsTxtMiddleware:
         caller waiting in process_request)."""
 
         def then(_: object) -> Deferred[OriginState[RobotsTxt]]:
-            if self._pauses.check(origin, self._clock.seconds()) == PROBE:
-                request.meta[PROBE_META] = True
+            self._pauses.admit(origin, request, self._clock.seconds())
             return self._holds.wait(origin, request)
 
         return self._pauses.wait(origin, request).addCallback(then)
@@ -371,9 +367,7 @@ class RobotsTxtMiddleware:
         origin = self._keys.origin(urlparse_cached(request))
         if origin not in self._paused or meta.get(DONT_PAUSE_META):
             return None
-        verdict = self._pauses.check(origin, self._clock.seconds())
-        if verdict == PROBE:
-            meta[PROBE_META] = True
+        if self._pauses.admit(origin, request, self._clock.seconds()):
             return None
         return self._back_to_gate(request)
 
