@@ -322,10 +322,9 @@ REPO = Path(__file__).resolve().parent.parent
 def scrapy_robots(
     *args: str, cwd: Path, stdin: str | None = None
 ) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
-    }
+    # The tests folder too: settings may name its modules (a DNS resolver, a usage source).
+    path = [str(REPO), str(REPO / "tests"), os.environ.get("PYTHONPATH", "")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
     return subprocess.run(
         [sys.executable, "-m", "scrapy", "robots", *args],
         cwd=cwd,

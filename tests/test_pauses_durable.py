@@ -4,9 +4,6 @@ for ever, and ``scrapy robots`` showing a pause the store keeps. Real crawls, a 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -14,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _crawl import TESTS_DIR, CrawlResult, Interrupt, run_crawl
+from _crawl import CrawlResult, Interrupt, run_crawl
 from _redis_server import RedisServer
 from _servers import Reply, ScriptedServer, Seen
+from test_explain import scrapy_robots
 
 ADDON = {"ADDONS": {"scrapy_rep.Addon": 0}, "ROBOTSTXT_OBEY": True}
 HOSTS = {"a.test": "127.0.0.1", "b.test": "127.0.0.1"}
@@ -161,17 +159,8 @@ def test_a_job_stopped_during_a_pause_respects_the_rest_of_it_when_resumed(
 
 def _scrapy_robots(url: str, jobdir: Path, cwd: Path) -> str:
     store = f"REP_STORE=sqlite:///{jobdir / 'robotstxt.sqlite3'}"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS_DIR), str(TESTS_DIR.parent)])}
     hosts = ["-s", f"TEST_HOSTS={json.dumps(HOSTS)}", "-s", "DNS_RESOLVER=_resolver.MappedResolver"]
-    result = subprocess.run(
-        [sys.executable, "-m", "scrapy", "robots", "-s", store, *hosts, url],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    result = scrapy_robots("-s", store, *hosts, url, cwd=cwd)
     return result.stdout + result.stderr
 
 

@@ -6,21 +6,19 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
-from _crawl import TESTS_DIR, Start, run_crawl
+from _crawl import Start, run_crawl
 from _redis_server import RedisServer
 from _servers import Reply, ScriptedServer
 from _toy_source import PATH, TOY
 from scrapy.settings import Settings
 from test_crawl_parts import ORIGIN, FlakyStore, Stats
+from test_explain import scrapy_robots
 from twisted.internet import task
 from twisted.internet.defer import Deferred, succeed
 
@@ -166,25 +164,13 @@ def test_a_store_outage_while_reading_it_is_warned_and_counted(
 def test_scrapy_robots_names_it_and_its_rule(tmp_path: Path, http_server: ScriptedServer) -> None:
     site = http_server
     _site(site)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS_DIR), str(TESTS_DIR.parent)])}
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "scrapy",
-            "robots",
-            "-s",
-            f"REP_USAGE_SOURCES={json.dumps(SOURCES['REP_USAGE_SOURCES'])}",
-            "--purpose",
-            "search",
-            site.url("/page/hidden/2"),
-        ],
+    result = scrapy_robots(
+        "-s",
+        f"REP_USAGE_SOURCES={json.dumps(SOURCES['REP_USAGE_SOURCES'])}",
+        "--purpose",
+        "search",
+        site.url("/page/hidden/2"),
         cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
     )
     assert result.returncode == 1, result.stderr  # its content would not be used
     assert "toy.json: 1 path(s) (HTTP 200)" in result.stdout
