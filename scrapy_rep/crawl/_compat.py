@@ -19,6 +19,8 @@ from scrapy.utils import defer as _scrapy_defer
 from scrapy.utils.defer import deferred_from_coro
 from twisted.internet.defer import Deferred, succeed
 
+from scrapy_rep.crawl import _inline
+
 if TYPE_CHECKING:
     from scrapy.signalmanager import SignalManager
     from twisted.python.failure import Failure
@@ -115,11 +117,12 @@ def downloader_middleware(crawler: Any, cls: type[_M]) -> _M | None:
 def download(engine: Any, request: Request) -> Deferred[Response]:
     """``request`` downloaded through the engine and every downloader middleware, as a Deferred.
 
-    Scrapy >= 2.14 has ``engine.download_async`` (a coroutine; ``engine.download`` is
-    deprecated there); Scrapy 2.11 to 2.13 have ``engine.download``, a Deferred.
+    Scrapy >= 2.14 has ``engine.download_async`` (a coroutine, run by ``_inline.deliver``;
+    ``engine.download`` is deprecated there); Scrapy 2.11 to 2.13 have ``engine.download``, a
+    Deferred.
     """
     if hasattr(engine, "download_async"):
-        return deferred_from_coro(engine.download_async(request))
+        return _inline.deliver(engine.download_async(request))
     result: Deferred[Response] = engine.download(request)
     return result
 

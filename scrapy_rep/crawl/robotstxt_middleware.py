@@ -47,7 +47,7 @@ from scrapy_rep.core.proxy import proxy_failure
 from scrapy_rep.core.robots_file import RobotsTxt
 from scrapy_rep.core.sources import Statement, UsageDocument, needed_documents
 from scrapy_rep.core.stats import PAUSE_PASSED, PAUSE_RESENT, RESCHEDULED
-from scrapy_rep.crawl import _compat
+from scrapy_rep.crawl import _compat, _inline
 from scrapy_rep.crawl._cache import RUN, DocumentKind, OriginKeys, OriginReport, OriginState
 from scrapy_rep.crawl._drops import Drops
 from scrapy_rep.crawl._events import Events
@@ -446,13 +446,22 @@ class RobotsTxtMiddleware:
             flags=[COPY_FLAG],
         )
 
-    async def _off_active(self, waiter: Deferred[_T], request: Request) -> _T:
+    async def _off_active(
+        self, waiter: Deferred[_T], request: Request, downloads: _inline.Taken | None = None
+    ) -> _T:
         """Wait for ``waiter`` with ``request`` out of ``Downloader.active``: waiting for
         robots.txt is not downloading, so the CONCURRENT_REQUESTS place is given back meanwhile
-        (an ``engine.download`` caller cannot stall other origins)."""
+        (an ``engine.download`` caller cannot stall other origins). ``downloads``: the ones
+        ``waiter`` waits for, run in this task (``_inline``)."""
         engine = self.crawler.engine
         left = _compat.leave_active(engine, request)
+        if left:
+            # Back the moment the wait is over, not a turn of the event loop later when this
+            # task resumes: meanwhile the engine would see nothing in flight, and close.
+            waiter.addBoth(_rejoined, engine, request)
         try:
+            if downloads:
+                await _inline.run(downloads)
             return await maybe_deferred_to_future(waiter)
         finally:
             if left:
@@ -479,8 +488,12 @@ class RobotsTxtMiddleware:
         the moment robots.txt is known (not behind the scheduler's backlog, as a released
         request would). Unreachable (or the resolution failed): back to the gate, which holds
         it (durably where the crawl is) with the origin's others."""
+        with _inline.taken() as downloads:
+            resolution = self._resolver.resolve(origin, request)
         try:
-            state = await self._off_active(self._resolver.resolve(origin, request), request)
+            # Its robots.txt download runs in this task: the request goes on in the turn of
+            # the event loop robots.txt is known in, as with Scrapy's own middleware.
+            state = await self._off_active(resolution, request, downloads)
         except Exception:  # the resolver logged it; the gate holds the request
             request.meta[_HOLD_NEXT] = True
             return self._back_to_gate(request)
@@ -669,6 +682,11 @@ def _needed(documents: Sequence[UsageResolver], labels: Sequence[str]) -> tuple[
     """The usage documents a crawl declaring ``labels`` waits for (SPEC G2)."""
     wanted = needed_documents([used.document for used in documents], labels)
     return tuple(used for used in documents if used.document in wanted)
+
+
+def _rejoined(result: _T, engine: Any, request: Request) -> _T:
+    _compat.rejoin_active(engine, request)
+    return result
 
 
 def _header(response: Response, name: bytes) -> str | None:
