@@ -18,6 +18,9 @@ link of every page. Written on exit (times in seconds since ``spider_opened``):
   page after its robots.txt is known; ``first_page_sent``: per host, when its first page
   request reached the downloader, and ``first_page_waited`` whether it had waited for
   robots.txt at scrapy-rep's final gate (the two halves of that latency);
+- ``turns_to_first_page``: per host, the turns of the event loop from the first answer to its
+  robots.txt to its first page request reaching the downloader (asyncio reactor only: a turn
+  handles every event ready at once, so in a busy crawl each one is a wait);
 - ``page_urls``, ``page_times``: the URL of every page the spider got, and when;
 - ``cpu``: CPU seconds of this process from ``spider_opened`` to ``spider_closed``;
   ``maxrss_kib``: its peak resident set (``ru_maxrss``, whole process life);
@@ -49,6 +52,25 @@ from twisted.python.failure import Failure
 
 RESOLVER = "_broad_resolver.SiteResolver"
 
+#: Turns of the asyncio event loop so far (``_count_turns``).
+TURNS = [0]
+
+
+def _count_turns() -> None:
+    """Count the event loop's turns (``BaseEventLoop._run_once``, asyncio's one step)."""
+    import asyncio.base_events
+
+    loop_class: Any = asyncio.base_events.BaseEventLoop
+    run_once = getattr(loop_class, "_run_once", None)
+    if run_once is None:
+        return
+
+    def counted(loop: Any) -> None:
+        TURNS[0] += 1
+        run_once(loop)
+
+    loop_class._run_once = counted
+
 
 class BroadSpider(scrapy.Spider):
     name = "broad"
@@ -71,6 +93,8 @@ class BroadSpider(scrapy.Spider):
         # Per site: when its first page request reached the downloader, and whether it had
         # waited for robots.txt at scrapy-rep's final gate (else it was held, or Scrapy's).
         self.first_page_sent: dict[str, float] = {}
+        self.turn_robots: dict[str, int] = {}
+        self.turns_to_first_page: dict[str, int] = {}
         self.first_page_waited: dict[str, bool] = {}
         self.first_page_answered: dict[str, float] = {}
         self.page_urls: list[str] = []
@@ -138,6 +162,9 @@ class BroadSpider(scrapy.Spider):
             self.page_requests[url.netloc] += 1
             if url.netloc not in self.first_page_sent:
                 self.first_page_sent[url.netloc] = self.now()
+                if url.netloc in self.turn_robots:
+                    turns = TURNS[0] - self.turn_robots[url.netloc]
+                    self.turns_to_first_page[url.netloc] = turns
                 # Waited for robots.txt at the final gate (scrapy-rep), or was held.
                 self.first_page_waited[url.netloc] = request.meta.get("_robotstxt_gated") == -1
 
@@ -145,6 +172,8 @@ class BroadSpider(scrapy.Spider):
         url = urlparse_cached(request)
         answered = self.robots_answered if url.path == "/robots.txt" else self.first_page_answered
         answered.setdefault(url.netloc, self.now())
+        if url.path == "/robots.txt":
+            self.turn_robots.setdefault(url.netloc, TURNS[0])
 
     def parse(self, response: Response, **kwargs: Any) -> Iterator[Request]:
         now = self.now()
@@ -189,6 +218,7 @@ def main(config_path: str) -> int:
     # One kept-alive connection per site adds up: lift the soft FD limit.
     _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    _count_turns()
     config = json.loads(Path(config_path).read_text(encoding="utf-8"))
     if os.environ.get("BENCH_TRACEMALLOC"):
         import tracemalloc
@@ -222,6 +252,7 @@ def main(config_path: str) -> int:
         "page_requests": dict(spider.page_requests),
         "first_page_sent": spider.first_page_sent,
         "first_page_waited": spider.first_page_waited,
+        "turns_to_first_page": spider.turns_to_first_page,
         "robots_answered": spider.robots_answered,
         "first_page_answered": spider.first_page_answered,
         "page_urls": spider.page_urls,

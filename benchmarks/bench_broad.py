@@ -407,6 +407,7 @@ def measure(run: Run, judge: Judge) -> dict[str, float]:
         "t95": times[need - 1] if len(times) >= need else math.nan,
         "allowed_got": len(times),
         "p90": _pct(after_robots, 0.90),
+        "turns": _pct([float(t) for t in run.get("turns_to_first_page").values()], 0.90),
         "cpu": 1000 * run.get("cpu") / max(1, responses),
         "rss": run.get("maxrss_kib") / 1024,
         "disallowed": disallowed,
@@ -424,6 +425,7 @@ ROWS: list[tuple[str, str, str]] = [
     # (key, label, format)
     ("t95", "time to 95 % of the allowed pages, s", "{:.1f}"),
     ("p90", "first page after robots.txt, p90, s", "{:.3f}"),
+    ("turns", "  event-loop turns, robots.txt answered -> page sent, p90", "{:.0f}"),
     ("cpu", "CPU per response, ms", "{:.2f}"),
     ("rss", "peak RSS, MiB", "{:.0f}"),
     ("disallowed", "disallowed pages fetched", "{:.0f}"),
