@@ -713,3 +713,38 @@ def test_the_drop_path_delivers_later_counts_and_sums_up(caplog: pytest.LogCaptu
     assert "http://o11.test: 12 (failing)" in summary
     assert "http://o0.test" not in summary and "http://o1.test:" not in summary
     assert summary.count("\n") == SUMMARY_ORIGINS
+
+
+def test_a_refusals_explanation_is_worked_out_only_for_a_line_a_handler_writes() -> None:
+    # Scrapy filters LOG_LEVEL in its handler: the logger is enabled for DEBUG even at INFO,
+    # so the explanation (a second match, with reasons) must wait until a line is written.
+    import io
+
+    from scrapy_rep.crawl._events import Why, logger
+
+    asked: list[int] = []
+
+    def explain() -> str:
+        asked.append(1)
+        return "Disallow: /x (line 2)"
+
+    events = Events(Stats(), lambda: None)
+    why = Why("disallowed", "Forbidden by robots.txt", ORIGIN, rule=explain)
+    written = io.StringIO()
+    handler = logging.StreamHandler(written)
+    handler.setLevel(logging.INFO)
+    saved = logger.level, logger.propagate
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    logger.propagate = False
+    try:
+        events.refused(Request(ORIGIN + "/x"), why, "before_schedule")
+        assert logger.isEnabledFor(logging.DEBUG) and asked == [] and written.getvalue() == ""
+        handler.setLevel(logging.DEBUG)
+        events.refused(Request(ORIGIN + "/x"), why, "before_schedule")
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(saved[0])
+        logger.propagate = saved[1]
+    assert asked == [1]
+    assert "(Disallow: /x (line 2))" in written.getvalue()

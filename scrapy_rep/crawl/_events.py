@@ -91,6 +91,11 @@ class Why:
     def rule_text(self) -> str:
         return self.rule() if callable(self.rule) else self.rule
 
+    def rule_arg(self) -> object:
+        """``rule_text`` as a log argument, worked out only if a handler writes the line:
+        Scrapy's LOG_LEVEL filters in its handler, so ``isEnabledFor(DEBUG)`` holds at INFO."""
+        return _Formatted(self.rule) if callable(self.rule) else self.rule
+
     def summary(self) -> str:
         """The reason in the closing summary, under the origin's name."""
         rule = self.rule_text()
@@ -101,6 +106,16 @@ class Why:
     def exception(self) -> RequestDropped:
         """What the request's errback (or an ``engine.download`` caller) receives."""
         return RequestDropped(self.message, reason=self.reason, origin=self.origin)
+
+
+class _Formatted:
+    __slots__ = ("_make",)
+
+    def __init__(self, make: Callable[[], str]) -> None:
+        self._make = make
+
+    def __str__(self) -> str:
+        return self._make()
 
 
 def give_up_reason(failures: int, error: str | None) -> str:
@@ -156,7 +171,7 @@ class Events:
                     why.label,
                     when,
                     request,
-                    why.rule_text(),
+                    why.rule_arg(),
                     extra=self._extra(),
                 )
             return
@@ -169,7 +184,7 @@ class Events:
                 "Forbidden by robots.txt %s: %s (%s)",
                 when,
                 request,
-                why.rule_text(),
+                why.rule_arg(),
                 extra=self._extra(),
             )
 
