@@ -57,6 +57,8 @@ DOWNLOAD_TIMEOUT 15, ROBOTSTXT_OBEY False); JOBDIR, CLOSESPIDER_* etc. are ordin
     result.reached_downloader   URLs of every request that reached the downloader (incl.
                                 robots.txt fetched through the engine), from
                                 ``request_reached_downloader``
+    result.start_scheduled_active   per start request, the downloads in Downloader.active
+                                when it was scheduled (``request_scheduled``)
     result.dropped          URLs of requests the scheduler rejected (``request_dropped``)
     result.items            items scraped (``item_scraped``), as dicts, in order
     result.close_reason     the spider's close reason ("finished", "shutdown", "closespider_…")
@@ -144,6 +146,7 @@ class CrawlResult:
     statuses: dict[str, int] = field(default_factory=dict)
     errbacks: list[Errback] = field(default_factory=list)
     reached_downloader: list[str] = field(default_factory=list)
+    start_scheduled_active: list[int] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
     items: list[dict[str, Any]] = field(default_factory=list)
     close_reason: str | None = None
@@ -255,6 +258,7 @@ def run_crawl(
             statuses=data["statuses"],
             errbacks=[Errback(**e) for e in data["errbacks"]],
             reached_downloader=data["reached_downloader"],
+            start_scheduled_active=data["start_scheduled_active"],
             dropped=data["dropped"],
             items=data["items"],
             close_reason=data["close_reason"],

@@ -53,6 +53,8 @@ class HarnessSpider(scrapy.Spider):
         self.statuses: dict[str, int] = {}
         self.errbacks: list[dict[str, Any]] = []
         self.reached_downloader: list[str] = []
+        # Per start request, the downloads in Downloader.active when it was scheduled.
+        self.start_scheduled_active: list[int] = []
         self.dropped: list[str] = []
         self.items: list[dict[str, Any]] = []
         self.close_reason: str | None = None
@@ -66,6 +68,7 @@ class HarnessSpider(scrapy.Spider):
         crawler.signals.connect(spider._on_opened, signals.spider_opened)
         crawler.signals.connect(spider._on_idle, signals.spider_idle)
         crawler.signals.connect(spider._on_reached, signals.request_reached_downloader)
+        crawler.signals.connect(spider._on_scheduled, signals.request_scheduled)
         crawler.signals.connect(spider._on_dropped, signals.request_dropped)
         crawler.signals.connect(spider._on_item, signals.item_scraped)
         return spider
@@ -143,6 +146,11 @@ class HarnessSpider(scrapy.Spider):
 
     def _on_reached(self, request: Request, spider: scrapy.Spider) -> None:
         self.reached_downloader.append(request.url)
+
+    def _on_scheduled(self, request: Request, spider: scrapy.Spider) -> None:
+        if request.meta.get("is_start_request"):
+            active = len(self.crawler.engine.downloader.active)
+            self.start_scheduled_active.append(active)
 
     def _on_dropped(self, request: Request, spider: scrapy.Spider) -> None:
         self.dropped.append(request.url)
@@ -250,6 +258,7 @@ def main(config_path: str) -> int:
         "statuses": spider.statuses,
         "errbacks": spider.errbacks,
         "reached_downloader": spider.reached_downloader,
+        "start_scheduled_active": spider.start_scheduled_active,
         "dropped": spider.dropped,
         "items": _jsonable(spider.items),
         "close_reason": spider.close_reason,

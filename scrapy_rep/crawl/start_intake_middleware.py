@@ -1,14 +1,22 @@
 """``StartIntakeMiddleware``: take start requests lazily while origins wait for robots.txt.
 
-Scrapy pulls the next start request while the engine does not need to back out (fewer than
-CONCURRENT_REQUESTS requests in ``Downloader.active``). A request the gate holds takes no
-downloader place, and while its origin's robots.txt is read from an asynchronous store (SQLite,
-Redis: a thread pool or the network) nothing of it is in ``Downloader.active`` yet either: the
-engine would see room all along, take every start request at once and queue the home pages
-behind every site's robots.txt. This spider middleware makes an origin being resolved count as
-a request in flight for intake: the next start request waits while CONCURRENT_REQUESTS origins
-or more are being resolved (``Resolver.room``), as it would wait for downloader places without
-robots.txt.
+The next start request waits while either holds:
+
+- CONCURRENT_REQUESTS origins or more are being resolved (``Resolver.room``). A request the gate
+  holds takes no downloader place, and while its origin's robots.txt is read from an
+  asynchronous store (SQLite, Redis: a thread pool or the network) nothing of it is in
+  ``Downloader.active`` yet either: without this, the engine would see room all along, take
+  every start request at once and queue the home pages behind every site's robots.txt.
+- The engine needs to back out (``engine.needs_backout()``: ``Downloader.active`` is full, or the
+  scraper is): Scrapy's own recipe for lazy start requests. robots.txt downloads go through
+  ``engine.download``, which does not wait for a free place, and a new origin starts with one:
+  taken while every place is busy, new sites would crowd out the pages of the sites already
+  being crawled, whose requests then pile up in the scheduler (and with
+  ``DownloaderAwarePriorityQueue`` each pop costs one look per queued site). Scrapy >= 2.13
+  itself keeps pulling start requests while it backs out, so a broad crawl that gets there
+  queues every start request at once. The start request waits for the next request to leave
+  the downloader (``request_left_downloader``), or for the scheduler to run dry
+  (``scheduler_empty``).
 
 On Scrapy 2.11 and 2.12 it marks start requests with ``meta["is_start_request"]`` (Scrapy >=
 2.13 sets it itself), so that a start request robots.txt refuses is warned about.
@@ -19,9 +27,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Request
 from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet.defer import Deferred
 
 from scrapy_rep.crawl._running import running_middleware
 
@@ -29,6 +39,12 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
 __all__ = ["StartIntakeMiddleware"]
+
+#: What wakes a start request waiting for the engine to stop backing out: a place freed, or
+#: nothing left to send (``scheduler_empty`` is missing from some Scrapy versions).
+_WAKE_SIGNALS = [
+    s for s in (signals.request_left_downloader, getattr(signals, "scheduler_empty", None)) if s
+]
 
 
 class StartIntakeMiddleware:
@@ -39,6 +55,9 @@ class StartIntakeMiddleware:
 
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
+        # Fired when a start request waiting for the engine to stop backing out may look again.
+        self._backout_waiter: Deferred[None] | None = None
+        self._connected = False
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> StartIntakeMiddleware:
@@ -48,13 +67,54 @@ class StartIntakeMiddleware:
 
     async def process_start(self, start: AsyncIterator[Any]) -> AsyncIterator[Any]:
         async for item_or_request in start:
-            # Found at each step: without scrapy_rep's RobotsTxtMiddleware (not enabled, or
-            # another robots.txt middleware) there is nothing to wait for.
-            middleware = running_middleware(self.crawler)
-            waiter = middleware.intake_room() if middleware is not None else None
-            if waiter is not None:
+            while (waiter := self._wait()) is not None:
                 await maybe_deferred_to_future(waiter)
             yield item_or_request
+
+    def _wait(self) -> Deferred[None] | None:
+        """None when the next start request may be taken now, else what to wait for before
+        looking again."""
+        # Found at each step: without scrapy_rep's RobotsTxtMiddleware (not enabled, or
+        # another robots.txt middleware) there is nothing to wait for.
+        middleware = running_middleware(self.crawler)
+        if middleware is None:
+            return None
+        waiter = middleware.intake_room()
+        if waiter is not None:
+            return waiter
+        engine = self.crawler.engine
+        if engine is None or not engine.needs_backout():
+            return None
+        return self._backing_out()
+
+    def _backing_out(self) -> Deferred[None]:
+        waiter: Deferred[None] = Deferred()
+        self._backout_waiter = waiter
+        if not self._connected:
+            self._connected = True
+            for signal in _WAKE_SIGNALS:
+                self.crawler.signals.connect(self._wake, signal=signal)
+        return waiter
+
+    def _wake(self) -> None:
+        waiter, self._backout_waiter = self._backout_waiter, None
+        if waiter is None:
+            return
+        # Disconnected on the next turn, not while Scrapy is sending the signal: pydispatch
+        # walks the live list of receivers, and removing one would skip the next.
+        from twisted.internet import reactor
+
+        clock: Any = reactor
+        clock.callLater(0, self._disconnect)
+        if not waiter.called:  # cancelled when the engine stops while it waits
+            waiter.callback(None)
+
+    def _disconnect(self) -> None:
+        # Connected only while start requests wait: nothing is paid per request otherwise.
+        if self._backout_waiter is None and self._connected:
+            self._connected = False
+            for signal in _WAKE_SIGNALS:
+                self.crawler.signals.disconnect(self._wake, signal=signal)
 
     def process_start_requests(self, start_requests: Iterable[Any], spider: Any) -> Iterator[Any]:
         """Scrapy 2.11 and 2.12 (later versions call ``process_start``, and set this key
