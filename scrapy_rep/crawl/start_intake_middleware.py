@@ -33,6 +33,7 @@ from scrapy.http import Request
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
+from scrapy_rep.crawl import _compat
 from scrapy_rep.crawl._running import running_middleware
 
 if TYPE_CHECKING:
@@ -41,7 +42,8 @@ if TYPE_CHECKING:
 __all__ = ["StartIntakeMiddleware"]
 
 #: What wakes a start request waiting for the engine to stop backing out: a place freed, or
-#: nothing left to send (``scheduler_empty`` is missing from some Scrapy versions).
+#: nothing left to send (``scheduler_empty``: Scrapy >= 2.13, the versions that call
+#: ``process_start``).
 _WAKE_SIGNALS = [
     s for s in (signals.request_left_downloader, getattr(signals, "scheduler_empty", None)) if s
 ]
@@ -83,7 +85,8 @@ class StartIntakeMiddleware:
         if waiter is not None:
             return waiter
         engine = self.crawler.engine
-        if engine is None or not engine.needs_backout():
+        # A crawl asked to close backs out for good: Scrapy decides what becomes of the rest.
+        if engine is None or _compat.close_requested(engine) or not engine.needs_backout():
             return None
         return self._backing_out()
 
