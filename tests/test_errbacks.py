@@ -71,9 +71,12 @@ def test_each_dropped_request_reaches_its_errback_whose_output_is_processed(
     # An errback that raises: Scrapy's spider_error, counted and logged as Scrapy does.
     assert result.stat("spider_exceptions/ValueError") == 1
     assert f"errback raised for {raises}" in result.log
-    # The duplicate: no second errback, one request_dropped (the dupefilter's answer).
+    # The duplicate: no second errback, one request_dropped (the dupefilter's answer). The
+    # first copy, an origin's first request, went through the dupefilter to wait at the final
+    # gate: the dupefilter filters this one, as behind Scrapy's middleware.
     assert result.dropped == [disallowed]
-    assert result.stat("robotstxt/forbidden_duplicate") == 1
+    assert result.stat("dupefilter/filtered") == 1
+    assert result.stat("robotstxt/forbidden_duplicate") == 0
     assert rules.count("/private/a") == 0 and failing.count("/page/1") == 0
     assert usage.count("/page/1") == 0
     assert result.close_reason == "finished"

@@ -45,15 +45,19 @@ def test_slow_robots_txt_does_not_stall_other_origins(
     assert result.stat("robotstxt/released") == result.stat("robotstxt/held")
 
 
-def test_held_duplicates_are_filtered_once_released(http_server: ScriptedServer) -> None:
+def test_duplicates_of_a_request_on_its_way_are_filtered_not_held(
+    http_server: ScriptedServer,
+) -> None:
     http_server.route("/robots.txt", Reply.text("User-agent: *\nDisallow:\n", delay=0.5))
     url = http_server.url("/page/same")
     result = run_crawl([url, url, url, Start(url, dont_filter=True)], settings())
-    # The first went on to the scheduler (it waited for robots.txt at the final gate); the
-    # held ones had not been seen by the dupefilter: after release it filters the two copies
-    # of the first, so it plus the dont_filter one are downloaded.
+    # The first went on to the scheduler (it waits for robots.txt at the final gate), so the
+    # dupefilter has seen it: its two copies are filtered at once rather than held (and
+    # filtered once released), and only the dont_filter one is held. It and the first are
+    # downloaded.
     assert http_server.count("/page/same") == 2
-    assert result.stat("robotstxt/released") == 3
+    assert result.stat("robotstxt/held") == 1
+    assert result.stat("robotstxt/released") == 1
     assert result.stat("dupefilter/filtered") == 2
 
 
@@ -126,7 +130,10 @@ def test_queued_requests_of_a_resumed_job_wait_outside_the_downloader(
     http_server.route("/robots.txt", Reply.text("User-agent: *\nDisallow: /page/l0\n", delay=1.0))
     second = run_crawl(start, {**job, "CONCURRENT_REQUESTS": 4}, follow_links=True)
     assert second.stat("robotstxt/rescheduled") == 0
-    assert second.stat("robotstxt/released") >= 1
+    # Nothing was held: the queued requests waited at the final gate, and the start request,
+    # seen in the first run, was filtered by the dupefilter at once.
+    assert second.stat("robotstxt/held") == 0
+    assert second.stat("dupefilter/filtered") >= 1
     assert http_server.count("/robots.txt") == 2
     pages = [p for p in http_server.paths() if p.startswith("/page/")]
     assert len(pages) == len(set(pages))  # nothing downloaded twice

@@ -8,12 +8,13 @@ Scrapy no longer needs it.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Collection, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from scrapy import signals
 from scrapy.core import spidermw as _scrapy_spidermw
 from scrapy.core.scraper import Scraper as _ScrapyScraper
+from scrapy.dupefilters import RFPDupeFilter
 from scrapy.http import Request, Response
 from scrapy.utils import defer as _scrapy_defer
 from scrapy.utils.defer import deferred_from_coro
@@ -34,6 +35,7 @@ __all__ = [
     "close_spider",
     "download",
     "downloader_slot",
+    "dupefilter_seen",
     "leave_active",
     "process_request",
     "rejoin_active",
@@ -201,6 +203,33 @@ def close_requested(engine: Any) -> bool:
         return True
     slot = _engine_slot(engine)
     return slot is None or getattr(slot, "closing", None) is not None
+
+
+def dupefilter_seen(engine: Any) -> tuple[Callable[[Request], Any], Collection[Any]] | None:
+    """The running scheduler's dupefilter, when it is Scrapy's own ``RFPDupeFilter``: the
+    fingerprint function it files requests by and the set it files them in (``request_seen``
+    is "fingerprint in the set"). None for any other dupefilter: a subclass or another
+    scheduler's may decide otherwise.
+
+    Scrapy >= 2.19 keeps raw fingerprints in ``_fingerprints`` (``fingerprints`` is a
+    deprecated copy), from ``fingerprinter.fingerprint`` unless ``request_fingerprint`` is
+    overridden; earlier versions keep their hex form, ``request_fingerprint``, in
+    ``fingerprints``.
+    """
+    scheduler = getattr(_engine_slot(engine), "scheduler", None) if engine is not None else None
+    dupefilter = getattr(scheduler, "df", None)
+    if type(dupefilter) is not RFPDupeFilter:
+        return None
+    state = vars(dupefilter)
+    raw = state.get("_fingerprints")
+    if isinstance(raw, set):
+        if state.get("_legacy_fingerprint"):
+            return None
+        return dupefilter.fingerprinter.fingerprint, raw
+    hexed = state.get("fingerprints")
+    if isinstance(hexed, set):
+        return dupefilter.request_fingerprint, hexed
+    return None
 
 
 def _engine_slot(engine: Any) -> Any:

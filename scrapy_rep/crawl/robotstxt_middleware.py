@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Collection, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from scrapy import signals
@@ -171,6 +171,8 @@ class RobotsTxtMiddleware:
         # An unknown origin's first request goes on to wait at the final gate (set when the
         # spider opens, once it is known whether held requests are durable).
         self._first_through = False
+        # Scrapy's own dupefilter, when it is the scheduler's (set when the spider opens).
+        self._dupefilter_seen: tuple[Callable[[Request], Any], Collection[Any]] | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RobotsTxtMiddleware:
@@ -196,6 +198,12 @@ class RobotsTxtMiddleware:
         meta = request.meta
         if meta.get("dont_obey_robotstxt"):
             return
+        # This signal comes before the dupefilter: a request it will drop as a duplicate of
+        # one that passed needs no judging (its fingerprint is the dupefilter's, cached).
+        seen = self._dupefilter_seen
+        if seen is not None and seen[1] and not request.dont_filter:
+            if seen[0](request) in seen[1]:
+                return
         origin = self._keys.origin(urlparse_cached(request))
         if origin is None:
             return
@@ -655,6 +663,7 @@ class RobotsTxtMiddleware:
         )
         self._holds.open(held)
         self._first_through = held.next_run is None
+        self._dupefilter_seen = _compat.dupefilter_seen(self.crawler.engine)
         if not self._pause_on:
             return None
         guard = _compat.downloader_middleware(self.crawler, RobotsTxtGuard)
