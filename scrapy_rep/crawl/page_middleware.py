@@ -112,22 +112,21 @@ class PageRobotsMiddleware:
         if meta.get("dont_obey_robotstxt"):
             self._judged[response] = None
             return None
-        rules = self._compute(response)
+        request = response.request
+        user_agent = request.headers.get(b"User-Agent") if request is not None else None
+        tokens = self._tokens.for_header(user_agent)
+        html = _html(response)
+        # unavailable_after is a calendar date: read against the wall clock (the page level is
+        # given no clock).
+        rules = _rules_from(response, html, tokens, datetime.now(timezone.utc))
         meta[META_KEY] = self._judged[response] = rules
-        meta[USAGE_KEY] = self._usage[response] = self._usage_of(response, rules)
+        usage = self._usage_of(response, html, rules, tokens)
+        meta[USAGE_KEY] = self._usage[response] = usage
         if rules.nofollow:
             self._events.count(PAGE_NOFOLLOW)
         if rules.noindex:
             self._events.count(PAGE_NOINDEX)
         return rules
-
-    def _compute(self, response: Response) -> PageRules:
-        request = response.request
-        user_agent = request.headers.get(b"User-Agent") if request is not None else None
-        tokens = self._tokens.for_header(user_agent)
-        # unavailable_after is a calendar date: read against the wall clock (the page level is
-        # given no clock).
-        return response_rules(response, tokens, datetime.now(timezone.utc))
 
     def usage(self, response: Response) -> UsagePrefs | None:
         """The response's combined usage preferences; None when it is not judged."""
@@ -140,15 +139,16 @@ class PageRobotsMiddleware:
             self._robots = running_middleware(self.crawler)
         return self._robots
 
-    def _usage_of(self, response: Response, rules: PageRules) -> UsagePrefs:
+    def _usage_of(
+        self, response: Response, html: _Html, rules: PageRules, tokens: Sequence[str]
+    ) -> UsagePrefs:
         """SPEC G3: the page's own statements with those the gate knew (SPEC G1)."""
         request = response.request
-        user_agent = request.headers.get(b"User-Agent") if request is not None else None
         known: list[Statement] = []
         middleware = self._robots_middleware()
         if middleware is not None and request is not None:
             known = middleware.usage_statements(request)
-        own = response_statements(response, rules, self._tokens.for_header(user_agent))
+        own = _statements_from(response, html, rules, tokens)
         return usage_of([*known, *own])
 
     # -- spider middleware hooks -----------------------------------------------
@@ -298,10 +298,13 @@ class _Page:
         )
 
 
+#: A response's body and declared encoding when it is HTML (``_html``), else (None, None).
+_Html = tuple[bytes | None, str | None]
+
+
 def response_rules(response: Response, tokens: Sequence[str], now: datetime) -> PageRules:
     """The rules ``response`` sets for a crawler answering to ``tokens``, at ``now``."""
-    body, encoding = _html(response)
-    return page_rules(response.headers.getlist(b"X-Robots-Tag"), body, tokens, now, encoding)
+    return _rules_from(response, _html(response), tokens, now)
 
 
 def response_statements(
@@ -309,7 +312,18 @@ def response_statements(
 ) -> list[Statement]:
     """What ``response`` itself states of its use (SPEC G3), given its page ``rules`` for a
     crawler answering to ``tokens``."""
-    body, encoding = _html(response)
+    return _statements_from(response, _html(response), rules, tokens)
+
+
+def _rules_from(response: Response, html: _Html, tokens: Sequence[str], now: datetime) -> PageRules:
+    body, encoding = html
+    return page_rules(response.headers.getlist(b"X-Robots-Tag"), body, tokens, now, encoding)
+
+
+def _statements_from(
+    response: Response, html: _Html, rules: PageRules, tokens: Sequence[str]
+) -> list[Statement]:
+    body, encoding = html
     content_type = (response.headers.get(b"Content-Type") or b"").lower()
     return page_statements(
         lambda name: response.headers.getlist(name),
@@ -321,9 +335,9 @@ def response_statements(
     )
 
 
-def _html(response: Response) -> tuple[bytes | None, str | None]:
+def _html(response: Response) -> _Html:
     """The body and its declared encoding, for HTML only: SPEC D1, meta tags are read from
-    HTML; other types have headers."""
+    HTML; other types have headers. The middleware works it out once per response."""
     if not isinstance(response, HtmlResponse):
         return None, None
     content_type = response.headers.get(b"Content-Type")
