@@ -26,8 +26,9 @@ link of every page. Written on exit (times in seconds since ``spider_opened``):
   ``maxrss_kib``: its peak resident set (``ru_maxrss``, whole process life);
 - ``stats``: Scrapy's final stats (numbers only) and ``close_reason``;
 - ``timeline``: every 0.25 s, ``[t, start requests pulled from the spider, requests held
-  (waiting for robots.txt), requests in Downloader.active, requests in the scheduler, pages]``:
-  how lazily start requests are taken while robots.txt is being fetched.
+  (waiting for robots.txt), requests in Downloader.active, requests in the scheduler, pages,
+  CPU seconds]``: how lazily start requests are taken while robots.txt is being fetched, and
+  whether the crawl is CPU-bound (CPU seconds rising as fast as t).
 """
 
 from __future__ import annotations
@@ -148,7 +149,8 @@ class BroadSpider(scrapy.Spider):
         slot = getattr(engine, "_slot", None) or getattr(engine, "slot", None)
         scheduler = len(slot.scheduler) if slot is not None else 0  # type: ignore[arg-type]
         active = len(engine.downloader.active)
-        row = [round(self.now(), 2), self.pulled, held, active, scheduler, self.pages]
+        cpu = round(time.process_time() - self.cpu_at_open, 2)
+        row = [round(self.now(), 2), self.pulled, held, active, scheduler, self.pages, cpu]
         self.timeline.append(row)
 
     def on_scheduled(self, request: Request, spider: scrapy.Spider) -> None:

@@ -8,6 +8,7 @@ Run from the repository root::
     python benchmarks/bench_broad.py --dead-only      # only the dead-site part
     python benchmarks/bench_broad.py --old ../old-checkout --variants "scrapy_rep" \
         "scrapy_rep (old)"                            # against another version
+    python benchmarks/bench_broad.py --keep runs/     # also each crawl's result, as JSON
 
 Sites: one Twisted server on 127.0.0.1 (``_broad_server.py``, own process) answers every site;
 the crawl resolves ``site00001.test`` … to 127.0.0.1 (``_broad_resolver.py``), so each site is
@@ -528,6 +529,9 @@ def broad(args: argparse.Namespace) -> None:
                     errors.setdefault(key, []).extend([run.error] if run.error else [])
                     summary = measure(run, judges[size]) if run.error is None else None
                     results.setdefault(key, []).append(summary)
+                    if args.keep is not None and run.error is None:
+                        name = f"{size}-{variant.name.replace(' ', '_')}-r{round_no}.json"
+                        (args.keep / name).write_text(json.dumps(run.data), encoding="utf-8")
                     print(f"   round {round_no}: {size:,} {variant.name} done", flush=True)
             # Tables after every round: a long run that must be cut short still reports.
             print(f"\nAfter round {round_no}:")
@@ -605,7 +609,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="200 sites, 1 round")
     parser.add_argument("--old", type=Path, help="directory holding an earlier scrapy_rep")
     parser.add_argument("--variants", nargs="+", default=[], help="run only these variants")
+    parser.add_argument(
+        "--keep", type=Path, help="write each crawl's result (timeline included) to this directory"
+    )
     args = parser.parse_args(argv)
+    if args.keep is not None:
+        args.keep.mkdir(parents=True, exist_ok=True)
     if args.quick:
         args.sizes, args.rounds, args.hold_timeout = [200], [1], 10.0
     if len(args.rounds) == 1:
