@@ -64,7 +64,7 @@ def test_lines_say_whether_values_need_normalising(body: bytes, plain: bool) -> 
 def test_values_are_normalised_when_the_body_is_not_plain() -> None:
     body = b"User-agent: *\nDisallow: /\xe9%2f\nAllow: /b\nSitemap: https://x/\xc3\xa9\n"
     robots = RobotsTxt.parse(body)
-    assert robots.groups[0].rules == [(False, "/%E9%2F", 2), (True, "/b", 3)]
+    assert robots.groups[0].rules == ((False, "/%E9%2F", 2), (True, "/b", 3))
     assert robots.sitemaps == ["https://x/\xe9"]
 
 

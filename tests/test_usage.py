@@ -207,7 +207,7 @@ def test_usage_lines_never_change_crawling_or_groups() -> None:
     # a and b share one group here, as they do for Google.
     body = "User-agent: a\nContent-Usage: train-ai=n\nUser-agent: b\nDisallow: /private\n"
     robots = RobotsTxt.parse(body)
-    assert [g.agents for g in robots.groups] == [["a", "b"]]
+    assert [g.agents for g in robots.groups] == [("a", "b")]
     for token in ("a", "b"):
         assert not robots.allowed(HOST + "/private", token)
         assert robots.usage(HOST + "/public", token)["train-ai"] is False

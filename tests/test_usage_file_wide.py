@@ -175,7 +175,7 @@ def test_file_wide_lines_never_change_crawling() -> None:
     body = "User-agent: *\nDisallow: /p\n\nUser-agent: b\nAllow: /\n"
     stray = "Content-Signal: ai-train=no\nContent-Usage: /p train-ai=y\n" + body
     plain, with_stray = RobotsTxt.parse(body), RobotsTxt.parse(stray)
-    assert [g.agents for g in with_stray.groups] == [[], ["b"]]
+    assert [g.agents for g in with_stray.groups] == [(), ("b",)]
     answers = [
         (robots.allowed(HOST + path, token), robots.decide(HOST + path, token).reason)
         for robots in (plain, with_stray)

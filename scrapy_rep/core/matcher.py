@@ -148,7 +148,7 @@ def _index_html_pattern(pattern: str) -> str | None:
     return None
 
 
-def _first(items: list[_Wildcard], path: str, start: int, floor: int) -> int:
+def _first(items: Sequence[_Wildcard], path: str, start: int, floor: int) -> int:
     """The rank of the first item of ``items`` (best rank first) above ``floor``
     that matches ``path`` after its head (which ends at ``start``), else ``floor``."""
     for rank, kind, segment, segments, anchored in items:
@@ -191,13 +191,16 @@ class _GramIndex:
         for grams in grams_of:
             for gram in grams:
                 counts[gram] = counts.get(gram, 0) + 1
-        self._always: list[_Wildcard] = []
-        self._by_gram: dict[str, list[_Wildcard]] = {}
+        always: list[_Wildcard] = []
+        by_gram: dict[str, list[_Wildcard]] = {}
         for item, grams in zip(items, grams_of, strict=True):
             if grams:
-                self._by_gram.setdefault(min(grams, key=counts.__getitem__), []).append(item)
+                by_gram.setdefault(min(grams, key=counts.__getitem__), []).append(item)
             else:
-                self._always.append(item)
+                always.append(item)
+        # Tuples, as the nodes (see _Node).
+        self._always = tuple(always)
+        self._by_gram = {gram: tuple(filed) for gram, filed in by_gram.items()}
 
     def first(self, path: str, start: int, floor: int) -> int:
         by_gram = self._by_gram
@@ -211,19 +214,20 @@ class _GramIndex:
 
 
 #: The nodes of a small group of plain prefixes (``rank`` needs no others).
-_PREFIXES_ONLY: list[_Node] = []
-#: Shared by every key without '*' patterns; never modified.
-_NO_ITEMS: list[_Wildcard] = []
+_PREFIXES_ONLY: Sequence[_Node] = []  # a sentinel: compared by identity
+_NO_ITEMS: tuple[_Wildcard, ...] = ()
 
 
 # What one key (a plain prefix, a '*' pattern's head, or both) contributes, as
-# a plain tuple (one per key):
+# a plain tuple (one per key). The indexes are tuples of strings and numbers, never
+# lists: the cyclic GC stops tracking such tuples, and a broad crawl keeps one parsed
+# robots.txt per site, which every full collection would otherwise walk again.
 # - the rank of the best plain prefix rule equal to the key, or -1;
 # - the key's '*' patterns, best rank first, when few ...
 # - ... or their gram index, when many;
 # - the longest other key that is a prefix of this one, or -1;
 # - the best rank this key and its parents can give: the walk stops below it.
-_Node = tuple[int, list[_Wildcard], "_GramIndex | None", int, int]
+_Node = tuple[int, tuple[_Wildcard, ...], "_GramIndex | None", int, int]
 
 
 #: A group of up to _SCANNED_RULES rules answers this many checks by trying
@@ -261,7 +265,7 @@ def matches(pattern: str, path: str) -> bool:
     return path.startswith(head) and _match_segments(path, len(head), segments, anchored)
 
 
-def _scan(rules: list[tuple[bool, str, int]], path: str) -> int:
+def _scan(rules: Sequence[tuple[bool, str, int]], path: str) -> int:
     """``RuleSet.rank`` without indexes: every rule tried on ``path``."""
     found = -1
     for allow, pattern, line in rules:
@@ -320,15 +324,15 @@ class RuleSet:
         Built on the first question about the group (a group the crawler never
         asks about costs nothing more).
         """
-        self._rules = rules if isinstance(rules, list) else list(rules)
+        self._rules = rules if isinstance(rules, (list, tuple)) else tuple(rules)
         # True once known to match nothing (SPEC A5: an empty value matches
         # nothing): then no path needs reading. The indexes find it out.
         self.empty = not self._rules
         # Checks left to answer by a scan before the indexes are built.
         self._scans = _SCANNED_CHECKS if len(self._rules) <= _SCANNED_RULES else 0
-        self._nodes: list[_Node] | None = None
+        self._nodes: Sequence[_Node] | None = None
 
-    def _index(self) -> list[_Node]:
+    def _index(self) -> Sequence[_Node]:
         """Build the indexes ``rank`` walks once the scans are spent."""
         given = self._rules
         # All patterns at once, to test for what few groups have.
@@ -358,9 +362,8 @@ class RuleSet:
             prefix = dict([(pattern, rank) for rank, pattern in ranked])
             self.empty = not prefix
             if len(prefix) <= _FEW_KEYS:
-                self._keys = sorted(prefix)
-                self._ranks = [prefix[key] for key in self._keys]
-                self._prefixes = tuple(self._keys)
+                self._keys = self._prefixes = tuple(sorted(prefix))
+                self._ranks = tuple([prefix[key] for key in self._keys])
                 self._nodes = _PREFIXES_ONLY
                 return _PREFIXES_ONLY
             given = []  # all filed in prefix
@@ -401,7 +404,7 @@ class RuleSet:
                 # head, with the whole pattern's priority.
                 prefix[head] = rank
         self._exact = exact
-        keys = self._keys = sorted(prefix.keys() | wild.keys() if wild else prefix)
+        keys = self._keys = tuple(sorted(prefix.keys() | wild.keys() if wild else prefix))
         self.empty = not keys and not exact
         # Each key's parent: the longest other key that is a prefix of it, or
         # -1. This makes "which keys are prefixes of a path" O(log n) plus their
@@ -411,7 +414,6 @@ class RuleSet:
         # they are that key's chain of parents, and the walk stops at the first
         # that fits: no scan over the whole set, however many rules a file has.
         parents: list[int] = []
-        self._parents = parents
         chain: list[int] = []  # the keys before this one that are prefixes of each other
         nodes: list[_Node] = []
         for i, key in enumerate(keys):
@@ -425,18 +427,22 @@ class RuleSet:
                 # Plain prefixes only: a parent is shorter, so ranks lower.
                 nodes.append((prefix_rank, _NO_ITEMS, None, parent, prefix_rank))
                 continue
-            items = wild.get(key, _NO_ITEMS)
+            filed = wild.get(key)
+            few = _NO_ITEMS
             grams = None
             best_here = prefix_rank
-            if items:
-                items.sort(reverse=True)
-                best_here = max(prefix_rank, items[0][0])
-                if len(items) > _SCAN_MAX:
-                    items, grams = _NO_ITEMS, _GramIndex(items)
+            if filed:
+                filed.sort(reverse=True)
+                best_here = max(prefix_rank, filed[0][0])
+                if len(filed) > _SCAN_MAX:
+                    grams = _GramIndex(filed)
+                else:
+                    few = tuple(filed)
             chain_max = best_here if parent < 0 else max(best_here, nodes[parent][4])
-            nodes.append((prefix_rank, items, grams, parent, chain_max))
-        self._nodes = nodes
-        return nodes
+            nodes.append((prefix_rank, few, grams, parent, chain_max))
+        self._parents = tuple(parents)
+        self._nodes = tuple(nodes)
+        return self._nodes
 
     def rank(self, path: str) -> int:
         """The deciding rule's rank for ``path`` (SPEC A6), or -1 when no rule matches.

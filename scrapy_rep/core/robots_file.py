@@ -59,7 +59,9 @@ class Group:
 
     def __init__(self, line: int, lines: Lines) -> None:
         self.line = line  # the first user-agent line
-        self.agents: list[str] = []  # tokens as cut by SPEC A3, ASCII-folded
+        # Tokens as cut by SPEC A3, ASCII-folded. Tuples here and in ``rules``: the cyclic GC
+        # stops tracking a tuple of strings, and a broad crawl keeps a parsed file per site.
+        self.agents: tuple[str, ...] = ()
         self.is_global = False  # '*' named
         self.crawl_delay: float | None = None
         # The file's rules: the group's are taken from them when first asked
@@ -67,10 +69,10 @@ class Group:
         self._file_rules = lines.rules
         self._plain = lines.plain
         self._end: int | None = None  # the next group's first line
-        self._rules: list[tuple[bool, str, int]] | None = None
+        self._rules: tuple[tuple[bool, str, int], ...] | None = None
 
     @property
-    def rules(self) -> list[tuple[bool, str, int]]:
+    def rules(self) -> tuple[tuple[bool, str, int], ...]:
         """(allow, normalised pattern, line): Rule's fields, as plain tuples
         (building a NamedTuple per line is slow); only explanations make Rules."""
         if self._rules is None:
@@ -79,12 +81,11 @@ class Group:
             start = _bisect_left(every, self.line, key=_line_of)
             end = len(every) if self._end is None else _bisect_left(every, self._end, key=_line_of)
             if self._plain:
-                self._rules = every[start:end]
+                self._rules = tuple(every[start:end])
             else:
-                self._rules = [
-                    (allow, normalise_pattern(value), line)
-                    for allow, value, line in every[start:end]
-                ]
+                self._rules = tuple(
+                    [(allow, normalise_pattern(v), line) for allow, v, line in every[start:end]]
+                )
         return self._rules
 
     def __repr__(self) -> str:
@@ -116,8 +117,10 @@ class RobotsTxt:
         self._usage: dict[str | None, GroupUsage | FileWideUsage] | None = None
         # The file-wide lines compiled, on the first usage() question; None: there are none.
         self._file_wide: GroupUsage | None = None
-        # Built on the first question: parsing stays cheap for files never asked.
-        self._by_agent: dict[str, list[Group]] | None = None
+        # Folded token -> the groups naming it, for the tokens asked about (a crawler asks
+        # with a few): parsing stays cheap for files never asked, and nothing is kept for
+        # the other crawlers' groups, which most of a file's are.
+        self._by_agent: dict[str, tuple[Group, ...]] = {}
         self._global: RuleSet | None = None
         self._specific: dict[str, RuleSet] = {}
         # The last tokens asked about, the token whose group applied and its
@@ -136,15 +139,13 @@ class RobotsTxt:
         """The allow/disallow lines inside groups."""
         return sum(len(g.rules) for g in self.groups)
 
-    def _agents(self) -> dict[str, list[Group]]:
-        if self._by_agent is None:
-            self._by_agent = {}
-            for group in self.groups:
-                for agent in group.agents:
-                    members = self._by_agent.setdefault(agent, [])
-                    if not members or members[-1] is not group:
-                        members.append(group)
-        return self._by_agent
+    def _naming(self, folded: str) -> tuple[Group, ...]:
+        """The groups that name the folded token ``folded``, in file order."""
+        groups = self._by_agent.get(folded)
+        if groups is None:
+            groups = tuple([g for g in self.groups if folded in g.agents])
+            self._by_agent[folded] = groups
+        return groups
 
     @classmethod
     def parse(cls, body: bytes | bytearray | memoryview | str) -> RobotsTxt:
@@ -153,6 +154,7 @@ class RobotsTxt:
         sitemaps: list[str] = []
         usage_lines: list[UsageLine] = []
         current: Group | None = None
+        agents: list[str] = []  # the current group's
         lines = parse_lines(body)
         rules = lines.rules
         # Rule lines before the last user-agent line seen (SPEC A3: rules before
@@ -167,6 +169,8 @@ class RobotsTxt:
                 if current is None or now_before > rules_before:
                     if current is not None:
                         current._end = line
+                        current.agents = tuple(agents)
+                        agents = []
                     current = Group(line, lines)
                     groups.append(current)
                 rules_before = now_before
@@ -175,7 +179,7 @@ class RobotsTxt:
                     current.is_global = True
                 else:
                     # A token is ASCII letters, '_' and '-': lower() folds ASCII.
-                    current.agents.append(extract_token(value).lower())
+                    agents.append(extract_token(value).lower())
             elif key is _SITEMAP:
                 # SPEC A7: sitemaps are global, in file order.
                 if value:
@@ -188,13 +192,15 @@ class RobotsTxt:
             elif current is not None and current.crawl_delay is None:
                 if name.lower() == "crawl-delay":
                     current.crawl_delay = _parse_delay(value.encode("latin-1"))
+        if current is not None:
+            current.agents = tuple(agents)
         return cls(groups, sitemaps, usage_lines or None)
 
-    def _select(self, tokens: _Tokens) -> tuple[str | None, list[Group]]:
+    def _select(self, tokens: _Tokens) -> tuple[str | None, Sequence[Group]]:
         # SPEC C2: the first token with a group of its own wins, else '*'.
         # None (no User-Agent) names no token: only the '*' groups apply.
         for token in (tokens,) if isinstance(tokens, str) else tokens or ():
-            groups = self._agents().get(fold(token))
+            groups = self._naming(fold(token))
             if groups:
                 return token, groups
         return None, [g for g in self.groups if g.is_global]
@@ -282,7 +288,7 @@ class RobotsTxt:
                 self._file_wide = GroupUsage(stray, FILE_WIDE)
         compiled = self._usage.get(key)
         if compiled is None:
-            groups = [g for g in self.groups if g.is_global] if key is None else self._agents()[key]
+            groups = [g for g in self.groups if g.is_global] if key is None else self._naming(key)
             # SPEC E1, E5: the file-wide statements combine with the group's, most
             # restrictive first.
             lines = _group_usage_lines(self._usage_lines, groups)
@@ -298,12 +304,12 @@ class RobotsTxt:
         return None
 
 
-def _merged_rules(groups: list[Group]) -> list[tuple[bool, str, int]]:
-    """The rules of ``groups`` in file order; one group's own list (RuleSet never changes it)."""
-    return groups[0].rules if len(groups) == 1 else [r for g in groups for r in g.rules]
+def _merged_rules(groups: Sequence[Group]) -> tuple[tuple[bool, str, int], ...]:
+    """The rules of ``groups`` in file order."""
+    return groups[0].rules if len(groups) == 1 else tuple([r for g in groups for r in g.rules])
 
 
-def _group_usage_lines(lines: list[UsageLine], groups: list[Group]) -> list[UsageLine]:
+def _group_usage_lines(lines: list[UsageLine], groups: Sequence[Group]) -> list[UsageLine]:
     """The lines of ``lines`` inside ``groups`` (SPEC A3: merged, in file order)."""
     found: list[UsageLine] = []
     for group in groups:

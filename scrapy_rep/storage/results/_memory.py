@@ -8,21 +8,29 @@ meets.
 
 from __future__ import annotations
 
+import json
 import time
 import zlib
 from collections.abc import Callable
-from dataclasses import replace
+from typing import cast
 
 from twisted.internet.defer import Deferred, succeed
 
 from scrapy_rep.core.lru import LRU
 from scrapy_rep.storage.options import DEFAULT_ENTRY_TTL, DEFAULT_MEMORY_STORE_SIZE
 from scrapy_rep.storage.results._base import PAUSE_RECORD_TTL, StoredPause, StoredRobots
+from scrapy_rep.storage.results._codec import encode_meta
 
 #: Bodies above this size are kept zlib-compressed: the parsed robots.txt is what the crawl
 #: reads; the body is read back only to parse it again (an LRU eviction) or to hand a copy to
 #: the spider, and a broad crawl keeps one per site (a 3 KiB median body compresses ~4x).
 _COMPRESS_ABOVE = 512
+
+#: What is kept per origin: (the meta as JSON, written at, the body, whether it is
+#: compressed). Strings and numbers only, as the persistent stores keep them: the meta is
+#: read back just as rarely as the body, and the cyclic GC stops tracking such a tuple, where
+#: the meta's dicts and lists would be walked by every full collection of a broad crawl.
+_Kept = tuple[str, float, bytes | None, bool]
 
 
 class MemoryStore:
@@ -39,8 +47,7 @@ class MemoryStore:
         self._size = size
         self._entry_ttl = entry_ttl
         self._now = clock
-        # origin -> (entry, written at, its body compressed: the entry then has none).
-        self._entries: LRU[str, tuple[StoredRobots, float, bytes | None]] = LRU(size)
+        self._entries: LRU[str, _Kept] = LRU(size)
         self._leases: dict[str, tuple[str, float]] = {}
         # origin -> (pause over at, failures, reason, record kept until), and their version.
         self._pauses: dict[str, tuple[float, int, str, float]] = {}
@@ -53,20 +60,19 @@ class MemoryStore:
         item = self._entries.get(origin)
         if item is None:
             return succeed(None)
-        entry, written, packed = item
+        meta, written, body, packed = item
         if written + self._entry_ttl <= self._now():
             self._entries.pop(origin)
             return succeed(None)
-        if packed is not None:
-            entry = replace(entry, body=zlib.decompress(packed))
-        return succeed(entry)
+        if packed:
+            body = zlib.decompress(cast(bytes, body))
+        return succeed(StoredRobots(json.loads(meta), body))
 
     def put(self, origin: str, entry: StoredRobots) -> Deferred[None]:
-        packed = None
-        if entry.body is not None and len(entry.body) > _COMPRESS_ABOVE:
-            packed = zlib.compress(entry.body, 1)
-            entry = replace(entry, body=None)
-        self._entries.put(origin, (entry, self._now(), packed))
+        body, packed = entry.body, False
+        if body is not None and len(body) > _COMPRESS_ABOVE:
+            body, packed = zlib.compress(body, 1), True
+        self._entries.put(origin, (encode_meta(entry.meta), self._now(), body, packed))
         return succeed(None)
 
     def acquire_lease(self, origin: str, owner: str, ttl: float) -> Deferred[bool]:
