@@ -8,7 +8,6 @@ meets.
 
 from __future__ import annotations
 
-import json
 import time
 import zlib
 from collections.abc import Callable
@@ -17,9 +16,10 @@ from typing import cast
 from twisted.internet.defer import Deferred, succeed
 
 from scrapy_rep.core.lru import LRU
+from scrapy_rep.core.policy import FORMAT_VERSION
 from scrapy_rep.storage.options import DEFAULT_ENTRY_TTL, DEFAULT_MEMORY_STORE_SIZE
 from scrapy_rep.storage.results._base import PAUSE_RECORD_TTL, StoredPause, StoredRobots
-from scrapy_rep.storage.results._codec import encode_meta
+from scrapy_rep.storage.results._codec import decode, encode_meta
 
 #: Bodies above this size are kept zlib-compressed: the parsed robots.txt is what the crawl
 #: reads; the body is read back only to parse it again (an LRU eviction) or to hand a copy to
@@ -66,7 +66,7 @@ class MemoryStore:
             return succeed(None)
         if packed:
             body = zlib.decompress(cast(bytes, body))
-        return succeed(StoredRobots(json.loads(meta), body))
+        return succeed(decode(FORMAT_VERSION, meta, body, origin))
 
     def put(self, origin: str, entry: StoredRobots) -> Deferred[None]:
         body, packed = entry.body, False
