@@ -215,7 +215,7 @@ class _GramIndex:
 
 #: The nodes of a small group of plain prefixes (``rank`` needs no others).
 _PREFIXES_ONLY: Sequence[_Node] = []  # a sentinel: compared by identity
-_NO_ITEMS: tuple[_Wildcard, ...] = ()
+_NO_ITEMS: tuple[_Wildcard, ...] = ()  # every key without few '*' patterns
 
 
 # What one key (a plain prefix, a '*' pattern's head, or both) contributes, as
