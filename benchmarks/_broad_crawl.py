@@ -2,9 +2,9 @@
 
 ``python benchmarks/_broad_crawl.py CONFIG.json`` (``BENCH_PROFILE=FILE``: run under cProfile,
 stats to FILE; ``BENCH_TRACEMALLOC=FILE``: what the crawl keeps at its end, by allocating line,
-to FILE); CONFIG keys: ``settings`` (dict), ``start``
-(home page URLs), ``result`` (path the JSON result is written to). The spider follows every
-link of every page. Written on exit (times in seconds since ``spider_opened``):
+to FILE; ``BENCH_GC_PROMOTED=1``: also ``gc_promoted`` below); CONFIG keys: ``settings``
+(dict), ``start`` (home page URLs), ``result`` (path the JSON result is written to). The spider
+follows every link of every page. Written on exit (times in seconds since ``spider_opened``):
 
 - ``pages``: pages the spider got (2xx; error statuses go to the errback, not counted),
   ``last_page``: when the last one arrived, ``closed``: when the spider closed;
@@ -22,6 +22,10 @@ link of every page. Written on exit (times in seconds since ``spider_opened``):
   robots.txt to its first page request reaching the downloader (asyncio reactor only: a turn
   handles every event ready at once, so in a busy crawl each one is a wait);
 - ``page_urls``, ``page_times``: the URL of every page the spider got, and when;
+- ``gc_pauses``: ``[start, end]`` of every full (generation-2) collection of the cyclic
+  garbage collector: the pauses of the whole process, which a site's wait may contain;
+  ``gc_promoted`` (with ``BENCH_GC_PROMOTED``): what young collections promoted to the oldest
+  generation, by kind (``_Promotions``);
 - ``cpu``: CPU seconds of this process from ``spider_opened`` to ``spider_closed``;
   ``maxrss_kib``: its peak resident set (``ru_maxrss``, whole process life);
 - ``stats``: Scrapy's final stats (numbers only) and ``close_reason``;
@@ -33,11 +37,13 @@ link of every page. Written on exit (times in seconds since ``spider_opened``):
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import resource
 import sys
 import time
+import types
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -55,6 +61,8 @@ RESOLVER = "_broad_resolver.SiteResolver"
 
 #: Turns of the asyncio event loop so far (``_count_turns``).
 TURNS = [0]
+#: ``[start, end]`` (monotonic) of every full collection so far (``_time_full_collections``).
+FULL_COLLECTIONS: list[list[float]] = []
 
 
 def _count_turns() -> None:
@@ -71,6 +79,73 @@ def _count_turns() -> None:
         run_once(loop)
 
     loop_class._run_once = counted
+
+
+def _time_full_collections(phase: str, info: dict[str, Any]) -> None:
+    if info["generation"] == 2:
+        if phase == "start":
+            FULL_COLLECTIONS.append([time.monotonic(), 0.0])
+        else:
+            FULL_COLLECTIONS[-1][1] = time.monotonic()
+
+
+def _kind(obj: object) -> str:
+    """Its type and, for code (functions, methods, coroutines, generators, frames), whose code:
+    a promoted task or closure then says which library made it."""
+    kind = type(obj)
+    target = obj.__func__ if isinstance(obj, types.MethodType) else obj
+    code = next(
+        (
+            getattr(target, attr)
+            for attr in ("__code__", "cr_code", "gi_code", "ag_code", "f_code")
+            if hasattr(target, attr)
+        ),
+        None,
+    )
+    if isinstance(code, types.CodeType):
+        where = f"{Path(code.co_filename).parent.name}/{Path(code.co_filename).name}"
+        return f"{kind.__name__} {where}:{getattr(code, 'co_qualname', code.co_name)}"
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+class _Promotions:
+    """What generation-1 collections promote to the oldest generation, by kind, counted at every
+    20th of them. CPython runs a full collection once the objects promoted since the last one
+    reach a quarter of the oldest generation, so these are what make full collections come."""
+
+    EVERY = 20
+
+    def __init__(self) -> None:
+        self.collections = 0
+        self.sampled = 0
+        self.promoted: Counter[str] = Counter()
+        self._young: dict[int, str] | None = None
+
+    def __call__(self, phase: str, info: dict[str, Any]) -> None:
+        if info["generation"] != 1:
+            return
+        if phase == "start":
+            self.collections += 1
+            if self.collections % self.EVERY == 0:
+                # Ids, not the objects: holding them would keep them alive.
+                young = gc.get_objects(0) + gc.get_objects(1)
+                self._young = {id(o): _kind(o) for o in young}
+        elif self._young is not None:
+            young, self._young = self._young, None
+            # A survivor is in generation 2 now, and an object already there was alive when
+            # the young ones were listed: an id found in both is one promoted object.
+            for obj in gc.get_objects(2):
+                kind = young.get(id(obj))
+                if kind is not None:
+                    self.promoted[kind] += 1
+            self.sampled += 1
+
+    def result(self) -> dict[str, Any]:
+        return {
+            "collections": self.collections,
+            "sampled": self.sampled,
+            "promoted": self.promoted.most_common(),
+        }
 
 
 class BroadSpider(scrapy.Spider):
@@ -221,6 +296,10 @@ def main(config_path: str) -> int:
     _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     _count_turns()
+    gc.callbacks.append(_time_full_collections)
+    promotions = _Promotions() if os.environ.get("BENCH_GC_PROMOTED") else None
+    if promotions is not None:
+        gc.callbacks.append(promotions)
     config = json.loads(Path(config_path).read_text(encoding="utf-8"))
     if os.environ.get("BENCH_TRACEMALLOC"):
         import tracemalloc
@@ -260,8 +339,15 @@ def main(config_path: str) -> int:
         "page_urls": spider.page_urls,
         "page_times": spider.page_times,
         "timeline": spider.timeline,
+        "gc_pauses": [
+            [start - spider.opened, end - spider.opened]
+            for start, end in FULL_COLLECTIONS
+            if start >= spider.opened
+        ],
         "stats": {k: v for k, v in stats.items() if isinstance(v, (int, float))},
     }
+    if promotions is not None:
+        result["gc_promoted"] = promotions.result()
     Path(config["result"]).write_text(json.dumps(result), encoding="utf-8")
     return 0
 

@@ -32,7 +32,12 @@ rotated from round to round. Measures, per crawl:
   pages of the sites with a robots.txt (or a 404) that Google's rules allow (judged with
   ``scrapy_rep.RobotsTxt``, which has Google's answers);
 - first page after robots.txt, p90: per site, from the downloader's first answer to its
-  robots.txt to its first answer for a page (``response_downloaded``), 90th percentile;
+  robots.txt to its first answer for a page (``response_downloaded``), 90th percentile; beside
+  it the median, the p90 with the time of full garbage collections taken out of each wait, and
+  the share of waits that contain one (a full collection pauses the whole process: in a broad
+  crawl it runs about once a second and lasts tenths of a second, so how often it comes decides
+  which waits make the tail);
+- full garbage collections (generation 2) during the crawl, and the time spent in them;
 - CPU per response: CPU seconds of the crawl process over the downloader's responses;
 - peak RSS of the crawl process (``ru_maxrss``);
 - disallowed pages fetched (requests the sites received for pages Google's rules disallow), page
@@ -49,6 +54,7 @@ plus 10 dead ones: when the last page arrived and when the spider closed.
 from __future__ import annotations
 
 import argparse
+import bisect
 import contextlib
 import json
 import math
@@ -266,10 +272,12 @@ def crawl(
     tmp: Path,
     source: Path | None = None,
     profile: Path | None = None,
+    promoted: bool = False,
 ) -> dict[str, Any] | str:
     """One crawl in its own process (the result, or why there is none); on ``timeout`` it gets
     SIGINT, then is killed. ``source``: the directory whose ``scrapy_rep`` it runs (None: this
-    checkout); ``profile``: run it under cProfile, stats to that file."""
+    checkout); ``profile``: run it under cProfile, stats to that file; ``promoted``: count what
+    young collections promote, by kind (``gc_promoted`` in the result)."""
     result = tmp / "result.json"
     result.unlink(missing_ok=True)
     config = tmp / "crawl.json"
@@ -287,6 +295,8 @@ def crawl(
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(source or ROOT)])}
     if profile is not None:
         env["BENCH_PROFILE"] = str(profile)
+    if promoted:
+        env["BENCH_GC_PROMOTED"] = "1"
     with log.open("wb") as out:
         proc = subprocess.Popen(
             [sys.executable, str(HERE / "_broad_crawl.py"), str(config)],
@@ -333,7 +343,12 @@ def variants(
 
 
 def run_variant(
-    variant: Variant, served: Served, concurrency: int, per_domain: int, timeout: float
+    variant: Variant,
+    served: Served,
+    concurrency: int,
+    per_domain: int,
+    timeout: float,
+    promoted: bool = False,
 ) -> Run:
     served.received()  # counts from here on are this crawl's
     with tempfile.TemporaryDirectory(prefix="bench-broad-crawl-") as tmp:
@@ -345,7 +360,7 @@ def run_variant(
         if variant.sqlite:
             # A fresh file per crawl: a warm store would skip the robots.txt fetches.
             settings["REP_STORE"] = f"sqlite:///{tmp}/robots.sqlite3"
-        data = crawl(served.sites, settings, timeout, Path(tmp), variant.source)
+        data = crawl(served.sites, settings, timeout, Path(tmp), variant.source, promoted=promoted)
     received = served.received()
     return Run(data, received) if isinstance(data, dict) else Run({}, received, data)
 
@@ -373,6 +388,19 @@ class Judge:
         return site.robots is None or bool(_parsed(site.robots).allowed(url, TOKEN))
 
 
+def _paused(
+    start: float, end: float, pauses: Sequence[Sequence[float]], starts: list[float]
+) -> float:
+    """Time of the full collections (``pauses``, sorted; ``starts`` their starts) within
+    ``[start, end]``."""
+    total = 0.0
+    for begin, finish in pauses[max(0, bisect.bisect_left(starts, start) - 1) :]:
+        if begin >= end:
+            break
+        total += max(0.0, min(finish, end) - max(begin, start))
+    return total
+
+
 def measure(run: Run, judge: Judge) -> dict[str, float]:
     stats = run.get("stats")
     times = sorted(
@@ -382,11 +410,14 @@ def measure(run: Run, judge: Judge) -> dict[str, float]:
     )
     need = math.ceil(0.95 * len(judge.allowed_urls))
     answered, first_page = run.get("robots_answered"), run.get("first_page_answered")
-    after_robots = [
-        first_page[n] - answered[n]
+    pauses = sorted(p for p in run.get("gc_pauses") if p[0] <= run.get("closed"))
+    starts = [p[0] for p in pauses]
+    waits = [
+        (answered[n], first_page[n])
         for n, site in judge.by_netloc.items()
         if site.kind in LIVE and n in answered and n in first_page and first_page[n] >= answered[n]
     ]
+    paused = [_paused(a, b, pauses, starts) for a, b in waits]
     disallowed = failing = 0
     for host, targets in run.received.items():
         site = judge.by_host.get(host)
@@ -407,7 +438,12 @@ def measure(run: Run, judge: Judge) -> dict[str, float]:
     return {
         "t95": times[need - 1] if len(times) >= need else math.nan,
         "allowed_got": len(times),
-        "p90": _pct(after_robots, 0.90),
+        "p90": _pct([b - a for a, b in waits], 0.90),
+        "p50": _pct([b - a for a, b in waits], 0.50),
+        "p90_net": _pct([b - a - p for (a, b), p in zip(waits, paused, strict=True)], 0.90),
+        "hit": 100 * sum(p > 0 for p in paused) / max(1, len(waits)),
+        "full_gcs": len(pauses),
+        "gc_s": sum(b - a for a, b in pauses),
         "turns": _pct([float(t) for t in run.get("turns_to_first_page").values()], 0.90),
         "cpu": 1000 * run.get("cpu") / max(1, responses),
         "rss": run.get("maxrss_kib") / 1024,
@@ -427,6 +463,11 @@ ROWS: list[tuple[str, str, str]] = [
     ("t95", "time to 95 % of the allowed pages, s", "{:.1f}"),
     ("p90", "first page after robots.txt, p90, s", "{:.3f}"),
     ("turns", "  event-loop turns, robots.txt answered -> page sent, p90", "{:.0f}"),
+    ("p50", "  median, s", "{:.3f}"),
+    ("p90_net", "  p90 with full-GC pauses taken out of each wait, s", "{:.3f}"),
+    ("hit", "  waits that contain a full GC, %", "{:.1f}"),
+    ("full_gcs", "full garbage collections (generation 2)", "{:.0f}"),
+    ("gc_s", "  time in them, s", "{:.1f}"),
     ("cpu", "CPU per response, ms", "{:.2f}"),
     ("rss", "peak RSS, MiB", "{:.0f}"),
     ("disallowed", "disallowed pages fetched", "{:.0f}"),
@@ -495,6 +536,21 @@ def report(
             print(f"   ! {name}: allowed pages got {got} of {allowed}; {'; '.join(errors[name])}")
 
 
+def print_promoted(promoted: dict[str, Any], top: int = 12) -> None:
+    """What one crawl's young collections promoted (``_broad_crawl._Promotions``)."""
+    kinds = promoted["promoted"]
+    total = sum(n for _kind, n in kinds)
+    sampled = max(1, promoted["sampled"])
+    ours = sum(n for kind, n in kinds if "scrapy_rep" in kind)
+    print(
+        f"     promoted to generation 2: {total / sampled:,.0f} objects per generation-1"
+        f" collection ({promoted['sampled']} of {promoted['collections']} counted);"
+        f" kinds naming scrapy_rep {ours / max(1, total):.1%}; top kinds:"
+    )
+    for kind, n in kinds[:top]:
+        print(f"       {n / max(1, total):6.1%}  {kind}")
+
+
 def broad(args: argparse.Namespace) -> None:
     table = variants(args.hold_timeout, args.old, args.variants)
     rounds = dict(zip(args.sizes, args.rounds, strict=True))
@@ -523,7 +579,12 @@ def broad(args: argparse.Namespace) -> None:
                     continue
                 for variant in order:
                     run = run_variant(
-                        variant, served[size], args.concurrency, args.per_domain, args.timeout
+                        variant,
+                        served[size],
+                        args.concurrency,
+                        args.per_domain,
+                        args.timeout,
+                        args.gc_promoted,
                     )
                     key = (size, variant.name)
                     errors.setdefault(key, []).extend([run.error] if run.error else [])
@@ -533,6 +594,8 @@ def broad(args: argparse.Namespace) -> None:
                         name = f"{size}-{variant.name.replace(' ', '_')}-r{round_no}.json"
                         (args.keep / name).write_text(json.dumps(run.data), encoding="utf-8")
                     print(f"   round {round_no}: {size:,} {variant.name} done", flush=True)
+                    if args.gc_promoted and run.error is None:
+                        print_promoted(run.get("gc_promoted"))
             # Tables after every round: a long run that must be cut short still reports.
             print(f"\nAfter round {round_no}:")
             for size in args.sizes:
@@ -609,6 +672,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="200 sites, 1 round")
     parser.add_argument("--old", type=Path, help="directory holding an earlier scrapy_rep")
     parser.add_argument("--variants", nargs="+", default=[], help="run only these variants")
+    parser.add_argument(
+        "--gc-promoted",
+        action="store_true",
+        help="print what each crawl's young GC collections promote to the oldest generation",
+    )
     parser.add_argument(
         "--keep", type=Path, help="write each crawl's result (timeline included) to this directory"
     )
