@@ -9,6 +9,7 @@ Run from the repository root::
     python benchmarks/bench_broad.py --old ../old-checkout --variants "scrapy_rep" \
         "scrapy_rep (old)"                            # against another version
     python benchmarks/bench_broad.py --keep runs/     # also each crawl's result, as JSON
+    python benchmarks/bench_broad.py --gc-promoted    # also what each crawl's young GCs promote
 
 Sites: one Twisted server on 127.0.0.1 (``_broad_server.py``, own process) answers every site;
 the crawl resolves ``site00001.test`` … to 127.0.0.1 (``_broad_resolver.py``), so each site is
