@@ -2,9 +2,11 @@
 
 ``python benchmarks/_broad_crawl.py CONFIG.json`` (``BENCH_PROFILE=FILE``: run under cProfile,
 stats to FILE; ``BENCH_TRACEMALLOC=FILE``: what the crawl keeps at its end, by allocating line,
-to FILE; ``BENCH_GC_PROMOTED=1``: also ``gc_promoted`` below); CONFIG keys: ``settings``
-(dict), ``start`` (home page URLs), ``result`` (path the JSON result is written to). The spider
-follows every link of every page. Written on exit (times in seconds since ``spider_opened``):
+to FILE; ``BENCH_GC_PROMOTED=1``: also ``gc_promoted`` below; ``BENCH_GC_THRESHOLD=N``: the
+crawl process's first garbage-collection threshold, ``gc.set_threshold(N)``); CONFIG keys:
+``settings`` (dict), ``start`` (home page URLs), ``result`` (path the JSON result is written
+to). The spider follows every link of every page. Written on exit (times in seconds since
+``spider_opened``):
 
 - ``pages``: pages the spider got (2xx; error statuses go to the errback, not counted),
   ``last_page``: when the last one arrived, ``closed``: when the spider closed;
@@ -297,6 +299,9 @@ def main(config_path: str) -> int:
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     _count_turns()
     gc.callbacks.append(_time_full_collections)
+    threshold = os.environ.get("BENCH_GC_THRESHOLD")
+    if threshold:
+        gc.set_threshold(int(threshold))
     promotions = _Promotions() if os.environ.get("BENCH_GC_PROMOTED") else None
     if promotions is not None:
         gc.callbacks.append(promotions)

@@ -10,6 +10,7 @@ Run from the repository root::
         "scrapy_rep (old)"                            # against another version
     python benchmarks/bench_broad.py --keep runs/     # also each crawl's result, as JSON
     python benchmarks/bench_broad.py --gc-promoted    # also what each crawl's young GCs promote
+    python benchmarks/bench_broad.py --gc-threshold 50000   # every crawl with fewer collections
 
 Sites: one Twisted server on 127.0.0.1 (``_broad_server.py``, own process) answers every site;
 the crawl resolves ``site00001.test`` … to 127.0.0.1 (``_broad_resolver.py``), so each site is
@@ -274,11 +275,13 @@ def crawl(
     source: Path | None = None,
     profile: Path | None = None,
     promoted: bool = False,
+    gc_threshold: int | None = None,
 ) -> dict[str, Any] | str:
     """One crawl in its own process (the result, or why there is none); on ``timeout`` it gets
     SIGINT, then is killed. ``source``: the directory whose ``scrapy_rep`` it runs (None: this
     checkout); ``profile``: run it under cProfile, stats to that file; ``promoted``: count what
-    young collections promote, by kind (``gc_promoted`` in the result)."""
+    young collections promote, by kind (``gc_promoted`` in the result); ``gc_threshold``: the
+    crawl process's first GC threshold (None: Python's default)."""
     result = tmp / "result.json"
     result.unlink(missing_ok=True)
     config = tmp / "crawl.json"
@@ -298,6 +301,8 @@ def crawl(
         env["BENCH_PROFILE"] = str(profile)
     if promoted:
         env["BENCH_GC_PROMOTED"] = "1"
+    if gc_threshold is not None:
+        env["BENCH_GC_THRESHOLD"] = str(gc_threshold)
     with log.open("wb") as out:
         proc = subprocess.Popen(
             [sys.executable, str(HERE / "_broad_crawl.py"), str(config)],
@@ -350,6 +355,7 @@ def run_variant(
     per_domain: int,
     timeout: float,
     promoted: bool = False,
+    gc_threshold: int | None = None,
 ) -> Run:
     served.received()  # counts from here on are this crawl's
     with tempfile.TemporaryDirectory(prefix="bench-broad-crawl-") as tmp:
@@ -561,6 +567,7 @@ def broad(args: argparse.Namespace) -> None:
         f"{args.per_domain} per domain; sizes {sizes}"
         f" rounds; scrapy_rep REP_HOLD_TIMEOUT = {args.hold_timeout:g}; tolerance "
         + ", ".join(f"{k} {v:.0%}" for k, v in TOLERANCE.items())
+        + (f"; gc.set_threshold({args.gc_threshold}) in every crawl" if args.gc_threshold else "")
     )
     results: dict[tuple[int, str], list[dict[str, float] | None]] = {}
     errors: dict[tuple[int, str], list[str]] = {}
@@ -586,6 +593,7 @@ def broad(args: argparse.Namespace) -> None:
                         args.per_domain,
                         args.timeout,
                         args.gc_promoted,
+                        args.gc_threshold,
                     )
                     key = (size, variant.name)
                     errors.setdefault(key, []).extend([run.error] if run.error else [])
@@ -673,6 +681,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="200 sites, 1 round")
     parser.add_argument("--old", type=Path, help="directory holding an earlier scrapy_rep")
     parser.add_argument("--variants", nargs="+", default=[], help="run only these variants")
+    parser.add_argument(
+        "--gc-threshold",
+        type=_positive(int),
+        help="gc.set_threshold(N) in every crawl process (Python's default: 700)",
+    )
     parser.add_argument(
         "--gc-promoted",
         action="store_true",
