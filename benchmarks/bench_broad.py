@@ -367,7 +367,15 @@ def run_variant(
         if variant.sqlite:
             # A fresh file per crawl: a warm store would skip the robots.txt fetches.
             settings["REP_STORE"] = f"sqlite:///{tmp}/robots.sqlite3"
-        data = crawl(served.sites, settings, timeout, Path(tmp), variant.source, promoted=promoted)
+        data = crawl(
+            served.sites,
+            settings,
+            timeout,
+            Path(tmp),
+            variant.source,
+            promoted=promoted,
+            gc_threshold=gc_threshold,
+        )
     received = served.received()
     return Run(data, received) if isinstance(data, dict) else Run({}, received, data)
 
