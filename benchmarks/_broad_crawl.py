@@ -105,7 +105,7 @@ def _kind(obj: object) -> str:
         None,
     )
     if isinstance(code, types.CodeType):
-        where = f"{Path(code.co_filename).parent.name}/{Path(code.co_filename).name}"
+        where = "/".join(Path(code.co_filename).parts[-3:])  # package/module path
         return f"{kind.__name__} {where}:{getattr(code, 'co_qualname', code.co_name)}"
     return f"{kind.__module__}.{kind.__qualname__}"
 
