@@ -112,8 +112,9 @@ def _kind(obj: object) -> str:
 
 class _Promotions:
     """What generation-1 collections promote to the oldest generation, by kind, counted at every
-    20th of them. CPython runs a full collection once the objects promoted since the last one
-    reach a quarter of the oldest generation, so these are what make full collections come."""
+    20th of them. CPython runs a full collection after 10 generation-1 collections if the
+    objects promoted since the last full one are a quarter of the oldest generation or more, so
+    these are what make full collections come."""
 
     EVERY = 20
 
