@@ -409,7 +409,8 @@ def _paused(
     """Time of the full collections (``pauses``, sorted; ``starts`` their starts) within
     ``[start, end]``."""
     total = 0.0
-    for begin, finish in pauses[max(0, bisect.bisect_left(starts, start) - 1) :]:
+    for i in range(max(0, bisect.bisect_left(starts, start) - 1), len(pauses)):
+        begin, finish = pauses[i]
         if begin >= end:
             break
         total += max(0.0, min(finish, end) - max(begin, start))
@@ -432,6 +433,7 @@ def measure(run: Run, judge: Judge) -> dict[str, float]:
         for n, site in judge.by_netloc.items()
         if site.kind in LIVE and n in answered and n in first_page and first_page[n] >= answered[n]
     ]
+    lengths = [b - a for a, b in waits]
     paused = [_paused(a, b, pauses, starts) for a, b in waits]
     disallowed = failing = 0
     for host, targets in run.received.items():
@@ -453,9 +455,9 @@ def measure(run: Run, judge: Judge) -> dict[str, float]:
     return {
         "t95": times[need - 1] if len(times) >= need else math.nan,
         "allowed_got": len(times),
-        "p90": _pct([b - a for a, b in waits], 0.90),
-        "p50": _pct([b - a for a, b in waits], 0.50),
-        "p90_net": _pct([b - a - p for (a, b), p in zip(waits, paused, strict=True)], 0.90),
+        "p90": _pct(lengths, 0.90),
+        "p50": _pct(lengths, 0.50),
+        "p90_net": _pct([w - p for w, p in zip(lengths, paused, strict=True)], 0.90),
         "hit": 100 * sum(p > 0 for p in paused) / max(1, len(waits)),
         "full_gcs": len(pauses),
         "gc_s": sum(b - a for a, b in pauses),
