@@ -7,7 +7,9 @@ import sys
 from collections.abc import Callable, Iterator
 
 import pytest
+import scrapy
 from _servers import FtpServer, ScriptedServer, closed_port
+from packaging.version import Version
 
 # The differential test's oracle (jwm-robotstxt, Google's robots.cc) has no wheel for Python
 # 3.13 and its source build needs the network, so the `test` extra installs it only below
@@ -17,6 +19,14 @@ collect_ignore = (
     if sys.version_info >= (3, 13) and importlib.util.find_spec("jwm") is None
     else []
 )
+
+# Scrapy 2.14's in-process test helpers (``scrapy.utils.test.get_crawler``) refuse to run
+# without an installed reactor; earlier versions need none and later ones run without one.
+# There, install the reactor Scrapy's default settings name, as Scrapy's own test suite does.
+if Version("2.14") <= Version(scrapy.__version__) < Version("2.15"):
+    from scrapy.utils.reactor import install_reactor
+
+    install_reactor("twisted.internet.asyncioreactor.AsyncioSelectorReactor")
 
 
 @pytest.fixture

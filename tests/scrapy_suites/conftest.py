@@ -2,10 +2,9 @@
 
 Each ``v2_NN`` folder holds the two modules from the Scrapy sdist of one tested
 version, adapted where marked ``scrapy-rep:``. The running Scrapy decides which
-copy is collected: 2.19.0's from Scrapy 2.19 on, 2.11.2's before (CI runs the
-oldest, 2.11.2, and the newest; versions in between run the 2.11.2 copy, whose
-middleware API — ``engine.download``, synchronous ``process_request`` — they may
-no longer have).
+copy is collected, by the middleware API it tests: 2.11.2's (synchronous
+``process_request``) before Scrapy 2.14, 2.19.0's (``async def process_request``,
+as scrapy-rep's is from 2.14 on) from 2.14.
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ import pytest
 import scrapy
 from packaging.version import Version
 
-collect_ignore = ["v2_11" if Version(scrapy.__version__) >= Version("2.19") else "v2_19"]
+collect_ignore = ["v2_11" if Version(scrapy.__version__) >= Version("2.14") else "v2_19"]
 
 
 def pytest_configure(config: pytest.Config) -> None:
