@@ -2,18 +2,18 @@
 
 Each ``v2_NN`` folder holds the two modules from the Scrapy sdist of one tested
 version, adapted where marked ``scrapy-rep:``. The running Scrapy decides which
-copy is collected, by the middleware API it tests: 2.11.2's (synchronous
-``process_request``) before Scrapy 2.14, 2.19.0's (``async def process_request``,
-as scrapy-rep's is from 2.14 on) from 2.14.
+copy is collected, by the middleware API it tests: 2.19.0's where scrapy-rep's
+``process_request`` is ``async def`` (``_compat.ASYNC_MIDDLEWARE``: Scrapy 2.14 on),
+2.11.2's (synchronous ``process_request``) before.
 """
 
 from __future__ import annotations
 
 import pytest
-import scrapy
-from packaging.version import Version
 
-collect_ignore = ["v2_11" if Version(scrapy.__version__) >= Version("2.14") else "v2_19"]
+from scrapy_rep.crawl._compat import ASYNC_MIDDLEWARE
+
+collect_ignore = ["v2_11" if ASYNC_MIDDLEWARE else "v2_19"]
 
 
 def pytest_configure(config: pytest.Config) -> None:
