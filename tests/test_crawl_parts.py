@@ -68,7 +68,7 @@ class Fetcher:
         self._replies.extend(replies)
 
     def fetch(self, url: str, via: Request | None = None) -> Deferred[Reply]:
-        assert url == ORIGIN + "/robots.txt"
+        assert url.endswith("/robots.txt")
         self.times.append(self._clock.seconds() - START)
         reply = self._replies.pop(0)
         return reply if isinstance(reply, Deferred) else succeed(reply)
@@ -163,6 +163,7 @@ class Parts:
         )
         built = self.build("me", crawl or self.crawled.append, held)
         self.cache, self.resolver, self.holds = built.cache, built.resolver, built.holds
+        self.pauses = built.pauses
 
     def build(
         self, owner: str, crawl: Callable[[Request], None], held: DurableHeld | None = None
@@ -213,7 +214,10 @@ def failure_of(deferred: Deferred[Any]) -> BaseException:
 
 
 def test_backoff_doubles_until_robots_txt_answers_then_releases() -> None:
-    parts = Parts(error(500), error(500), error(500), ok())
+    # Without giving up (REP_GIVE_UP_AFTER = 0): the requests wait up to REP_HOLD_TIMEOUT.
+    parts = Parts(
+        error(500), error(500), error(500), ok(), limits=replace(LIMITS, give_up_after=0)
+    )
     request = parts.hold()
     times = attempt_times([500, 500, 500], LIMITS)
     parts.advance(times[-1] + 1)
@@ -234,7 +238,8 @@ def test_retry_after_and_fast_retry_for_503() -> None:
 
 
 def test_unreachable_longer_than_allow_after_releases_as_no_restrictions() -> None:
-    parts = Parts(*[error(500)] * 10, limits=replace(LIMITS, unreachable_allow_after=100))
+    limits = replace(LIMITS, unreachable_allow_after=100, give_up_after=0)
+    parts = Parts(*[error(500)] * 10, limits=limits)
     request = parts.hold()
     three = attempt_times([500, 500], LIMITS)
     assert three[-1] < 100  # the test's premise: 3 attempts within 100 s
@@ -656,13 +661,21 @@ def test_an_attempt_of_this_run_that_fails_lets_the_idle_crawl_give_up() -> None
     assert "failed 4 times in a row" in str(failure_of(waiter))
 
 
-def test_no_give_up_while_another_origin_is_waited_for_or_when_disabled() -> None:
-    parts = Parts(*[error(500)] * 10)
-    parts.hold()
-    parts.holds.hold("http://b.test", Request("http://b.test/page"))  # not resolved yet
-    parts.advance(attempt_times([500, 500], LIMITS)[-1] + 1)
-    parts.holds.give_up()
-    assert parts.stats["robotstxt/gave_up"] == 0
+def test_an_origin_is_given_up_on_the_tick_while_others_are_waited_for_not_when_disabled() -> (
+    None
+):
+    # Giving up does not wait for the crawl to be idle: another origin still being resolved
+    # (b.test, whose fetch never ends) keeps the crawl busy, a.test is given up all the same.
+    b_answer: Deferred[Reply] = Deferred()
+    parts = Parts(error(500), b_answer, error(500), error(500))
+    waiter = parts.holds.wait(ORIGIN)
+    b = parts.holds.wait("http://b.test")
+    parts.advance(attempt_times([500, 500], LIMITS)[-1] + 1.5)
+    assert parts.stats["robotstxt/gave_up"] == 1
+    assert "failed 3 times in a row" in str(failure_of(waiter))
+    assert not b.called and parts.holds.busy()
+    b_answer.callback(ok())
+    assert b.called and not parts.holds.busy()
     disabled = Parts(*[error(500)] * 10, limits=replace(LIMITS, give_up_after=0))
     disabled.hold()
     disabled.advance(attempt_times([500, 500], LIMITS)[-1] + 1)

@@ -12,7 +12,7 @@ from twisted.internet.defer import Deferred
 
 from scrapy_rep.core.pause import STRUGGLING_PAGES, Struggle, page_answer, pause_seconds
 from scrapy_rep.crawl._events import Events
-from scrapy_rep.crawl._pauses import HOLD, PROBE, PROBE_META, Pauses
+from scrapy_rep.crawl._pauses import HOLD, PROBE, PROBE_META, Pauses, route
 from scrapy_rep.storage.results import MemoryStore
 
 ORIGIN = "http://a.test"
@@ -40,7 +40,19 @@ def test_one_page_failing_for_ever_is_not_a_struggling_server() -> None:
 
 @pytest.mark.parametrize(
     ("failures", "retry_after", "seconds"),
-    [(1, None, 2), (2, None, 4), (5, None, 32), (12, None, 600), (1, 7.5, 7.5), (3, 3600, 600)],
+    [
+        (1, None, 2),
+        (2, None, 4),
+        (5, None, 32),
+        (12, None, 600),
+        (1, 7.5, 7.5),
+        (3, 3600, 600),
+        (1, 2, 2),
+        # Shorter than the first delay (REP_PAUSE_DELAY): as if absent, doubling.
+        (1, 0, 2),
+        (4, 0, 16),
+        (4, 1.9, 16),
+    ],
 )
 def test_how_long_a_pause_lasts(failures: int, retry_after: float | None, seconds: float) -> None:
     assert pause_seconds(failures, retry_after, 2, 600) == seconds
@@ -158,3 +170,84 @@ def test_a_fleet_member_opens_only_once_it_knows_the_pauses_in_the_store() -> No
     assert opened.called
     assert parts.pauses.check(ORIGIN, parts.clock.seconds()) == HOLD
     parts.pauses.close()
+
+
+def test_answers_asking_for_0_s_back_off_as_if_they_said_nothing() -> None:
+    # "Retry-After: 0" (or a date in the past) again and again: 2, 4, 8 s, never 0.
+    parts = Parts()
+    pauses, now = parts.pauses, parts.clock.seconds
+    assert parts.answer(503, retry_after=0)
+    for seconds in (2, 4, 8):
+        parts.clock.advance(seconds - 0.1)
+        assert pauses.check(ORIGIN, now()) == HOLD
+        parts.clock.advance(0.2)
+        probe = Request(ORIGIN + "/p")
+        assert pauses.admit(ORIGIN, probe, now())
+        assert pauses.answered(ORIGIN, probe, 503, 0.0)
+
+
+def test_one_script_failing_for_every_query_is_one_page() -> None:
+    parts = Parts()
+    for query in ("q=1", "q=2", "q=3", "q=4"):
+        assert not parts.answer(500, path=f"/search?{query}")
+    assert parts.stats["robotstxt/pause/paused"] == 0
+    assert not parts.answer(500, path="/a")
+    # /search, /a and /b: three different pages in a row.
+    assert parts.answer(500, path="/b")
+    assert parts.stats["robotstxt/pause/paused"] == 1
+
+
+def test_an_answer_through_a_proxy_pauses_that_route_only() -> None:
+    parts = Parts()
+    pauses, now = parts.pauses, parts.clock.seconds
+    via = Request(ORIGIN + "/p", meta={"proxy": "http://user:secret@proxy.test:3128"})
+    key = route(ORIGIN, via)
+    assert key == f"{ORIGIN} via http://proxy.test:3128"  # no credentials
+    assert pauses.answered(key, via, 503, None)
+    assert parts.evicted == [key]
+    direct = Request(ORIGIN + "/q")
+    other = Request(ORIGIN + "/r", meta={"proxy": "http://other.test:3128"})
+    assert pauses.check(route(ORIGIN, direct), now()) is None
+    assert pauses.check(route(ORIGIN, other), now()) is None
+    assert pauses.check(key, now()) == HOLD
+    assert pauses.why(ORIGIN) == "HTTP 503 at /p"
+    # Its probe is given another proxy by a rotating middleware: that says nothing of the
+    # paused route, whose next request may probe it at once.
+    parts.clock.advance(2.1)
+    probe = Request(ORIGIN + "/s", meta={"proxy": "http://user:secret@proxy.test:3128"})
+    assert pauses.admit(key, probe, now()) and probe.meta[PROBE_META] == key
+    assert pauses.check(key, now()) == HOLD
+    probe.meta["proxy"] = "http://other.test:3128"
+    assert not pauses.answered(route(ORIGIN, probe), probe, 200, None)
+    assert pauses.check(key, now()) == PROBE
+    assert parts.stats["robotstxt/pause/resumed"] == 0
+
+
+def test_a_pause_longer_than_its_limit_is_given_up_while_the_crawl_is_busy() -> None:
+    from test_crawl_parts import ORIGIN as A
+    from test_crawl_parts import Parts as CrawlParts
+    from test_crawl_parts import ok
+
+    def gate(request: Request) -> None:
+        """What the gate does with a released request: it probes, the site says "0 s" again."""
+        if parts.pauses.check(A, parts.clock.seconds()) == PROBE:
+            request.meta[PROBE_META] = A
+            assert parts.pauses.answered(A, request, 503, 0.0)
+        parts.holds.hold(A, request, until=parts.pauses)
+
+    b_answer: Deferred[Any] = Deferred()
+    parts = CrawlParts(ok(), b_answer, crawl=gate)
+    waiting = parts.holds.wait(A)  # robots.txt answers: a.test is known
+    assert waiting.called
+    page = Request(A + "/page", errback=lambda failure: None)
+    assert parts.pauses.answered(A, page, 503, 0.0)
+    parts.holds.hold(A, page, until=parts.pauses)
+    b = parts.holds.wait("http://b.test")  # robots.txt never answers: the crawl stays busy
+    parts.advance(59)
+    assert parts.stats["robotstxt/gave_up"] == 0 and parts.holds.busy()
+    parts.advance(2)
+    assert parts.stats["robotstxt/gave_up"] == 1
+    assert parts.stats["robotstxt/held_dropped"] == 1
+    assert not b.called
+    b_answer.callback(ok())
+    assert b.called

@@ -71,12 +71,38 @@ def test_lifetime(header: str | None, seconds: float) -> None:
 
 
 def test_parse_retry_after() -> None:
-    assert parse_retry_after("120", 0.0) == 120
-    assert parse_retry_after(None, 0.0) is None
-    assert parse_retry_after("soon", 0.0) is None
+    assert parse_retry_after(["120"], 0.0) == 120
+    assert parse_retry_after([" 7\t"], 0.0) == 7
+    assert parse_retry_after([], 0.0) is None
+    assert parse_retry_after(["soon"], 0.0) is None
     now = 1_700_000_000.0  # 2023-11-14 22:13:20 UTC
-    assert parse_retry_after("Tue, 14 Nov 2023 22:14:20 GMT", now) == pytest.approx(60)
-    assert parse_retry_after("Tue, 14 Nov 2023 22:00:00 GMT", now) == 0.0
+    assert parse_retry_after(["Tue, 14 Nov 2023 22:14:20 GMT"], now) == pytest.approx(60)
+    assert parse_retry_after(["Tue, 14 Nov 2023 22:00:00 GMT"], now) == 0.0
+    # RFC 9110's obsolete forms are HTTP-dates too (asctime has no zone: GMT).
+    assert parse_retry_after(["Tuesday, 14-Nov-23 22:14:20 GMT"], now) == pytest.approx(60)
+    assert parse_retry_after(["Tue Nov 14 22:14:20 2023"], now) == pytest.approx(60)
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["\u00b2", "\u0663", "\uff11\uff12", "1.5", "-3", "+3", "3s", "0x10", "1e3", "", " ", "1 2"],
+)
+def test_retry_after_is_ascii_digits_or_a_date_anything_else_is_absent(value: str) -> None:
+    # RFC 9110 10.2.3: delay-seconds = 1*DIGIT (ASCII); str.isdigit() also takes "²" and "٣".
+    assert parse_retry_after([value], 0.0) is None
+
+
+def test_two_retry_after_values_the_longest_wait_wins() -> None:
+    assert parse_retry_after(["1", "600"], 0.0) == 600
+    assert parse_retry_after(["600", "1"], 0.0) == 600
+    assert parse_retry_after(["soon", "30"], 0.0) == 30
+
+
+def test_huge_retry_after_values_are_long_waits_not_errors() -> None:
+    assert parse_retry_after(["9" * 12_000], 0.0) == math.inf
+    assert parse_retry_after(["99999999"], 0.0) == 99_999_999
+    assert parse_retry_after(["Fri, 31 Dec 99999 23:59:59 GMT"], 0.0) is None  # no such date
+    assert retry_delay(1, 503, math.inf, LIMITS) == LIMITS.retry_max_delay
 
 
 def test_retry_delay_doubles_and_is_capped() -> None:
@@ -91,10 +117,19 @@ def test_429_and_503_retry_sooner() -> None:
     assert retry_delay(1, None, None, LIMITS) == 30  # network error
 
 
-def test_retry_after_wins_within_the_cap() -> None:
-    assert retry_delay(1, 429, 2.0, LIMITS) == 2
-    assert retry_delay(5, 503, 0.0, LIMITS) == 0
+def test_retry_after_wins_from_the_first_delay_up_to_the_cap() -> None:
+    assert retry_delay(1, 429, 7.0, LIMITS) == 7
     assert retry_delay(1, 503, 10_000.0, LIMITS) == 600
+
+
+def test_retry_after_shorter_than_the_first_delay_backs_off_as_if_absent() -> None:
+    # A site answering "Retry-After: 0" (or a date in the past) again and again must not make
+    # the crawler hammer it: the doubling backoff applies, from the first delay.
+    for failures in range(1, 8):
+        expected = retry_delay(failures, 503, None, LIMITS)
+        assert retry_delay(failures, 503, 0.0, LIMITS) == expected
+        assert retry_delay(failures, 503, 4.9, LIMITS) == expected
+    assert retry_delay(1, 500, 10.0, LIMITS) == 30  # below REP_RETRY_DELAY for a 500
 
 
 def ok(now: float, redirects: tuple[str, ...] = (), truncated: bool = False) -> Entry:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from scrapy_rep.core.policy import honoured
+
 __all__ = ["STRUGGLING_PAGES", "Struggle", "page_answer", "pause_seconds"]
 
 #: SPEC H1: distinct pages of an origin answering another 5xx in a row that pause it. One page
@@ -50,9 +52,12 @@ class Struggle:
 
 
 def pause_seconds(failures: int, retry_after: float | None, base: float, cap: float) -> float:
-    """SPEC H2: ``Retry-After`` when the answer has one (seconds or an HTTP date, read by
-    ``policy.parse_retry_after``), else ``base`` doubled for each pause in a row; both capped."""
-    if retry_after is not None:
-        return min(max(retry_after, 0.0), cap)
+    """SPEC H2: ``Retry-After`` when the answer has one of at least ``base`` (seconds or an
+    HTTP date, read by ``policy.parse_retry_after``; ``policy.honoured``), else ``base``
+    doubled for each pause in a row; both capped. ``base`` is the floor: answers asking for
+    0 s again and again back off as if they had said nothing."""
+    asked = honoured(retry_after, base, cap)
+    if asked is not None:
+        return asked
     exponent = min(max(failures - 1, 0), 32)
     return float(min(base * 2**exponent, cap))

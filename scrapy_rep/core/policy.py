@@ -2,7 +2,9 @@
 
 - ``classify(status)``: what an HTTP status of /robots.txt means.
 - ``lifetime(cache_control, limits)``: how long a good result is reused.
-- ``retry_delay(failures, status, retry_after, now, limits)``: when to try again.
+- ``parse_retry_after(values, now)``, ``honoured``: what a ``Retry-After`` asks, and what of it
+  is obeyed.
+- ``retry_delay(failures, status, retry_after, limits)``: when to try again.
 - ``record(entry, fetch, now, limits)``: the origin's next ``Entry`` after a fetch.
 - ``serving(entry, now, limits)``: what the origin's requests get right now.
 - ``given_up(entry, now, limits)``: may a crawl with nothing else to do stop waiting for it?
@@ -14,9 +16,11 @@ An ``Entry`` is what the store keeps per origin (``StoredRobots.meta``, see
 
 from __future__ import annotations
 
+import datetime
 import email.utils
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -32,6 +36,7 @@ __all__ = [
     "Serving",
     "classify",
     "given_up",
+    "honoured",
     "lifetime",
     "parse_retry_after",
     "record",
@@ -96,20 +101,50 @@ def lifetime(cache_control: str | None, limits: Limits) -> float:
     return min(max(seconds, limits.cache_min_lifetime), limits.cache_max_lifetime)
 
 
-def parse_retry_after(value: str | None, now: float) -> float | None:
-    """Seconds a ``Retry-After`` header asks to wait (delta-seconds or HTTP-date), or None."""
-    if not value:
+#: RFC 9110 10.2.3: delay-seconds are ASCII digits (``str.isdigit`` also takes "²" and "٣").
+_DELAY_SECONDS = re.compile(r"[0-9]+", re.ASCII)
+#: Digits beyond which delay-seconds is longer than any cap (and ``int`` would refuse it).
+_MAX_DIGITS = 12
+
+
+def parse_retry_after(values: Iterable[str], now: float) -> float | None:
+    """Seconds the ``Retry-After`` header values ask to wait, or None when none is valid.
+
+    RFC 9110 10.2.3: delay-seconds (ASCII digits) or an HTTP-date (GMT; one in the past asks
+    for 0 s). Anything else is ignored, as if absent. Never raises: the values are a site's.
+    Of several values (the header sent twice) the longest wait wins: the site's most cautious
+    statement.
+    """
+    longest: float | None = None
+    for value in values:
+        seconds = _retry_after_value(value.strip(" \t"), now)
+        if seconds is not None and (longest is None or seconds > longest):
+            longest = seconds
+    return longest
+
+
+def _retry_after_value(value: str, now: float) -> float | None:
+    if _DELAY_SECONDS.fullmatch(value):
+        return math.inf if len(value) > _MAX_DIGITS else float(int(value))
+    if not value.isascii() or len(value) > 64:
         return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
+        if when.tzinfo is None:  # asctime has no zone: HTTP-dates are GMT
+            when = when.replace(tzinfo=datetime.timezone.utc)
+        return max(0.0, when.timestamp() - now)
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
-    if when is None:
+
+
+def honoured(retry_after: float | None, floor: float, cap: float) -> float | None:
+    """The wait ``Retry-After`` sets, or None when it sets none: absent, or shorter than
+    ``floor`` (a site asking for 0 s, or a date in the past, is waited for as if it had said
+    nothing, with the doubling backoff: a site cannot make the crawler come back faster than
+    its own first delay). Capped by ``cap``."""
+    if retry_after is None or retry_after < floor:
         return None
-    return max(0.0, when.timestamp() - now)
+    return min(retry_after, cap)
 
 
 def retry_delay(
@@ -117,13 +152,14 @@ def retry_delay(
 ) -> float:
     """Seconds until robots.txt is fetched again after ``failures`` failures in a row.
 
-    ``Retry-After`` wins when present; otherwise the delay doubles per failure,
-    starting lower for 429 and 503 (the server says "come back soon"). Both are
-    capped by ``retry_max_delay``.
+    ``Retry-After`` wins when present and at least the first delay (``honoured``); otherwise
+    the delay doubles per failure, starting lower for 429 and 503 (the server says "come back
+    soon"). Both are capped by ``retry_max_delay``.
     """
-    if retry_after is not None:
-        return min(max(retry_after, 0.0), limits.retry_max_delay)
     base = limits.retry_fast_delay if status in (429, 503) else limits.retry_delay
+    asked = honoured(retry_after, base, limits.retry_max_delay)
+    if asked is not None:
+        return asked
     exponent = min(max(failures - 1, 0), 32)
     return float(min(base * (2**exponent), limits.retry_max_delay))
 

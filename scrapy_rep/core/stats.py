@@ -28,6 +28,7 @@ __all__ = [
     "HELD_RESTORED",
     "HELD_UNREADABLE",
     "HELD_UNSERIALIZABLE",
+    "INTERNAL_ERROR",
     "PAGE_ITEMS_DROPPED",
     "PAGE_ITEMS_MARKED",
     "PAGE_ITEMS_UNMARKED",
@@ -126,6 +127,9 @@ GAVE_UP = "robotstxt/gave_up"
 STORE_HIT = ROBOTSTXT_FETCH.store_hit
 #: Store calls that failed: the robots.txt store, and Redis for held requests.
 STORE_ERROR = "robotstxt/store_error"
+#: Errors of scrapy-rep's own (or of a middleware) while handling a site's answer or
+#: resolving an origin: each counts as that origin's failure, so it is backed off and given up.
+INTERNAL_ERROR = "robotstxt/internal_error"
 
 # -- pauses: origins whose pages said "slow down" (SPEC H) ------------------------------------
 #: Origins paused by this process (a 503, a 429, or several pages answering 5xx in a row).

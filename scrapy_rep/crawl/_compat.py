@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from scrapy import signals
 from scrapy.core import spidermw as _scrapy_spidermw
 from scrapy.core.scraper import Scraper as _ScrapyScraper
+from scrapy.downloadermiddlewares.stats import DownloaderStats
 from scrapy.dupefilters import RFPDupeFilter
 from scrapy.http import Request, Response
 from scrapy.utils import defer as _scrapy_defer
@@ -33,6 +34,7 @@ __all__ = [
     "START_INTAKE",
     "close_requested",
     "close_spider",
+    "count_response",
     "download",
     "downloader_slot",
     "dupefilter_seen",
@@ -114,6 +116,27 @@ def downloader_middleware(crawler: Any, cls: type[_M]) -> _M | None:
         if isinstance(middleware, cls):
             return middleware
     return None
+
+
+#: Scrapy <= 2.13's DownloaderStats.process_response requires ``spider``; newer ones warn when
+#: it is given.
+_STATS_TAKE_SPIDER = (
+    inspect.signature(DownloaderStats.process_response).parameters["spider"].default
+    is inspect.Parameter.empty
+)
+
+
+def count_response(crawler: Any, request: Request, response: Response) -> None:
+    """Count ``response`` as Scrapy's DownloaderStats counts each one (``downloader/
+    response_count``, ``response_status_count/<status>``, ``response_bytes``), where that
+    middleware is enabled: for an answer taken out of the chain before it reaches it."""
+    counter = downloader_middleware(crawler, DownloaderStats)
+    if counter is None:
+        return
+    if _STATS_TAKE_SPIDER:
+        counter.process_response(request, response, crawler.spider)
+    else:
+        counter.process_response(request, response)
 
 
 def download(engine: Any, request: Request) -> Deferred[Response]:

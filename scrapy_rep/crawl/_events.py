@@ -31,6 +31,7 @@ from scrapy_rep.core.stats import (
     HELD_KEPT,
     HELD_PERSISTED,
     HELD_RESTORED,
+    INTERNAL_ERROR,
     PAGE_ITEMS_DROPPED,
     PAGE_ITEMS_UNMARKED,
     PAGE_ITEMS_USAGE_DROPPED,
@@ -50,6 +51,7 @@ from scrapy_rep.storage.outage import Outage
 
 if TYPE_CHECKING:
     from scrapy.http import Request
+    from twisted.python.failure import Failure
 
     from scrapy_rep.core.pagerules import PageRules
     from scrapy_rep.core.purpose import Refusal
@@ -120,10 +122,19 @@ class _Formatted:
 
 def give_up_reason(failures: int, error: str | None) -> str:
     return (
-        f"its robots.txt failed {failures} times in a row ({error or 'server error'}) and "
-        "nothing else is left to crawl (REP_GIVE_UP_AFTER=0 keeps retrying up to "
-        "REP_HOLD_TIMEOUT)"
+        f"its robots.txt failed {failures} times in a row ({error or 'server error'}); "
+        "REP_GIVE_UP_AFTER sets how many failures to wait for (0: up to REP_HOLD_TIMEOUT)"
     )
+
+
+def _waited_for(counts: dict[str, int]) -> str:
+    """``{"robots.txt": 3, "pause": 2}`` in words: "3 waiting for robots.txt, 2 for their
+    origin's pause"."""
+    parts: list[str] = []
+    for what, count in sorted(counts.items(), key=lambda item: -item[1]):
+        thing = "their origin's pause" if what == "pause" else what
+        parts.append(f"{count} {'waiting for ' if not parts else 'for '}{thing}")
+    return ", ".join(parts)
 
 
 def hold_timeout_reason(hold_timeout: float, error: str | None) -> str:
@@ -149,6 +160,8 @@ class Events:
         self._announced: BoundedSet[str] = BoundedSet()
         # Origins whose requests were kept for the next run (one WARNING each).
         self._kept: BoundedSet[str] = BoundedSet()
+        # Kinds of internal error logged (each once: ``fetch_broke``, ``contained``).
+        self._broke: BoundedSet[str] = BoundedSet()
 
     def _extra(self) -> dict[str, object]:
         return {"spider": self._spider()}
@@ -364,8 +377,48 @@ class Events:
     def store_answered(self) -> None:
         self._store.answered()
 
-    def resolve_failed(self, origin: str, error: object) -> None:
-        logger.error("Resolving robots.txt of %s failed: %s", origin, error, extra=self._extra())
+    def resolve_failed(self, document: str, origin: str, error: Failure, *, first: bool) -> None:
+        """Resolving ``document`` of ``origin`` failed outright: ERROR with its traceback the
+        first time in a row, DEBUG after (it is retried, backing off)."""
+        self._stats.inc_value(INTERNAL_ERROR)
+        if first:
+            logger.error(
+                "Resolving %s of %s failed (retried, backing off): %s",
+                document,
+                origin,
+                error.getErrorMessage(),
+                exc_info=error.value,
+                extra=self._extra(),
+            )
+        else:
+            logger.debug("Resolving %s of %s failed again", document, origin, extra=self._extra())
+
+    def contained(self, where: str, error: Exception) -> None:
+        """Handling ``where`` raised (a signal handler: Scrapy would log it every time): an
+        ERROR with the traceback once per kind of error, then only the stat."""
+        self._stats.inc_value(INTERNAL_ERROR)
+        if self._broke.add(f"{where}:{type(error).__name__}"):
+            logger.error(
+                "Handling %s failed (logged once): %r",
+                where,
+                error,
+                exc_info=error,
+                extra=self._extra(),
+            )
+
+    def fetch_broke(self, document: str, origin: str, error: Exception) -> None:
+        """Handling the answer to ``origin``'s ``document`` raised: an ERROR, with the
+        traceback, once per kind of error (it counts as that origin's failed fetch)."""
+        self._stats.inc_value(INTERNAL_ERROR)
+        if self._broke.add(f"{document}:{type(error).__name__}"):
+            logger.error(
+                "Handling the answer for %s of %s failed; counted as a failed fetch: %r",
+                document,
+                origin,
+                error,
+                exc_info=error,
+                extra=self._extra(),
+            )
 
     def resolved(
         self,
@@ -442,29 +495,36 @@ class Events:
             extra=self._extra(),
         )
 
-    def closed_with_held(self, lost: int) -> None:
-        """The crawl closed with ``lost`` requests held in memory only (no durable place)."""
+    def closed_with_held(self, lost: int, waited_for: dict[str, int]) -> None:
+        """The crawl closed with ``lost`` requests held in memory only (no durable place);
+        ``waited_for``: how many waited for what."""
         if lost:
             self._stats.inc_value(HELD_DROPPED_ON_CLOSE, lost)
             logger.warning(
-                "Crawl closed with %d request(s) held for robots.txt; they were not downloaded "
+                "Crawl closed with %d request(s) held (%s); they were not downloaded "
                 "(set JOBDIR, or a Redis REP_STORE, to keep them for the next run)",
                 lost,
+                _waited_for(waited_for) or "waiting",
                 extra=self._extra(),
             )
 
-    def closed_keeping(self, persisted: int, kept: int, next_run: str) -> None:
-        """The crawl closed with a durable place: ``persisted`` requests were still waiting,
-        ``kept`` were put aside earlier; all of them wait for the next run there."""
+    def closed_keeping(
+        self, persisted: int, kept: int, next_run: str, waited_for: dict[str, int]
+    ) -> None:
+        """The crawl closed with a durable place: ``persisted`` requests were still waiting
+        (``waited_for``: for what), ``kept`` were put aside earlier; all of them wait for the
+        next run there."""
         if persisted:
             self._stats.inc_value(HELD_PERSISTED, persisted)
         if persisted or kept:
+            waiting = _waited_for(waited_for)
             logger.info(
-                "%d request(s) held for robots.txt stay in %s (%d still waiting when the crawl "
-                "closed, %d that it stopped waiting for)",
+                "%d held request(s) stay in %s (%d still waiting when the crawl closed%s, %d "
+                "that it stopped waiting for)",
                 persisted + kept,
                 next_run,
                 persisted,
+                f": {waiting}" if persisted and waiting else "",
                 kept,
                 extra=self._extra(),
             )
@@ -472,7 +532,7 @@ class Events:
     def restored(self, count: int) -> None:
         self._stats.inc_value(HELD_RESTORED, count)
         logger.info(
-            "Resuming %d request(s) held for robots.txt when the job stopped",
+            "Resuming %d request(s) held when the job stopped",
             count,
             extra=self._extra(),
         )

@@ -165,7 +165,7 @@ class Fetcher:
         if kind == "unreachable":
             # An HTTP-date Retry-After is read against the wall clock, at once (into a delay):
             # the fetcher is given no clock, and a date means nothing to a test's task.Clock.
-            retry_after = parse_retry_after(_header(response, b"Retry-After"), time.time())
+            retry_after = parse_retry_after(_headers(response, b"Retry-After"), time.time())
             error = f"HTTP {response.status}"
             fetch = Fetch(
                 "unreachable", response.status, redirects, error=error, retry_after=retry_after

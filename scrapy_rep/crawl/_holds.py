@@ -17,15 +17,16 @@ never runs inside the resolver's own completion; when nothing waits for an origi
 the Deferreds are cancelled, which withdraws the interest (an origin nobody waits for is not
 retried).
 
-When the crawl stops waiting for held requests — after REP_HOLD_TIMEOUT, or when an idle crawl
-gives an origin up (REP_GIVE_UP_AFTER) — a durable place (JOBDIR, the fleet's Redis) keeps
-them for the job's next run (``put_aside``); without one they are dropped, with a stat and a
-logged reason. Waiters are always dropped (their caller is this process). When the crawl is
-asked to close, everything is let go at once: waiters fail with ``IgnoreRequest``; held
-requests stay where they are durable (resumed by the next run, or adopted by a live fleet
-process) or are counted as dropped. Re-scheduling is done one request at a time: one that
-fails (a scheduler backend down) is held again and tried on the next tick, so no request is
-lost and no error escapes.
+When the crawl stops waiting for held requests — after REP_HOLD_TIMEOUT, or when it gives an origin
+up (its robots.txt failed REP_GIVE_UP_AFTER times in a row, or it has been paused for longer than
+REP_PAUSE_GIVE_UP_AFTER; looked at on every tick, busy crawl or idle) — a durable place (JOBDIR,
+the fleet's Redis) keeps them for the job's next run (``put_aside``); without one they are dropped,
+with a stat and a logged reason. Waiters are always dropped (their caller is this process). When
+the crawl is asked to close, everything is let go at once: waiters fail with ``IgnoreRequest``;
+held requests stay where they are durable (resumed by the next run, or adopted by a live fleet
+process) or are counted as dropped. Re-scheduling is done one request at a time: one that fails (a
+scheduler backend down) is held again and tried on the next tick, so no request is lost and no
+error escapes.
 
 Each held request is counted once per fate (``robotstxt/held`` = ``released`` +
 ``held_dropped`` + ``held_kept_for_next_run`` + ``held_persisted`` + ``held_dropped_on_close``
@@ -107,8 +108,10 @@ class Holds:
         self._interest: dict[tuple[str, str], Deferred[Any]] = {}
         # Memory until the spider opens and ``open`` gives the crawl's own place.
         self._held: HeldRequests = held if held is not None else MemoryHeld()
-        # Per origin: when each of its held requests was held (oldest first).
+        # Per origin: when each of its held requests was held (oldest first), and what they
+        # wait for (the ``Awaited.name`` of each, counted: the closing words).
         self._since: dict[str, list[float]] = {}
+        self._for: dict[str, dict[str, int]] = {}
         self._waiting: dict[str, list[tuple[Deferred[OriginState[RobotsTxt]], float]]] = {}
         # Origins whose held requests go to the scheduler on the next tick: restored from an
         # earlier run or adopted from a dead fleet process (back through the gate, not counted
@@ -157,10 +160,13 @@ class Holds:
         if self._closed:
             self._drops.drop(origin, [request], self._closed_why(origin))
             return
+        awaited = until or self._resolver
         self._held.add(origin, request)
         self._since.setdefault(origin, []).append(self._clock.seconds())
+        waits = self._for.setdefault(origin, {})
+        waits[awaited.name] = waits.get(awaited.name, 0) + 1
         self._events.count(HELD)
-        self._interested(origin, until or self._resolver, request)
+        self._interested(origin, awaited, request)
         self._start_tick()
 
     def wait(self, origin: str, request: Request | None = None) -> Deferred[OriginState[RobotsTxt]]:
@@ -224,6 +230,7 @@ class Holds:
         an earlier run or another process and pass the gate again (held again if need be).
         """
         self._since.pop(origin, None)
+        self._for.pop(origin, None)
         self._forget(origin)
         released = released or origin in self._unsent
         self._pending.discard(origin)
@@ -257,7 +264,7 @@ class Holds:
             self.let_go()
             return
         self._send_pending()
-        dropped = self.expire()
+        dropped = self.expire() + self.give_up()
         if not self.busy():
             if self._tick.running:
                 self._tick.stop()
@@ -279,6 +286,7 @@ class Holds:
                 continue
             if old == len(times):
                 del self._since[origin]
+                self._for.pop(origin, None)
             else:
                 self._since[origin] = times[old:]
             # ``take`` returns oldest first: the first ``old`` are the expired ones. (A take
@@ -306,25 +314,36 @@ class Holds:
                 f"its pages asked to slow down ({paused}) for longer than "
                 f"REP_HOLD_TIMEOUT={self._timeout:g}s"
             )
+        documents = [what for what in self._for.get(origin, ()) if what != self._resolver.name]
+        if documents:
+            return (
+                f"its {' and '.join(documents)} could not be fetched within "
+                f"REP_HOLD_TIMEOUT={self._timeout:g}s"
+            )
         state = self._resolver.peek(origin)
         return hold_timeout_reason(self._timeout, state.entry.error if state else None)
 
-    def give_up(self) -> None:
-        """The crawl has nothing else to do: if every origin still waited for may be given
-        up (``Resolver.given_up``), stop waiting for its requests now instead of at the
-        timeout."""
+    def give_up(self) -> int:
+        """Stop waiting for each origin that may be given up now (``Resolver.given_up``,
+        ``Pauses.given_up``) rather than at REP_HOLD_TIMEOUT, whatever the rest of the crawl
+        does: asked on every tick (and when the crawl is idle), so a site answering at once
+        with "come back later" cannot keep a busy crawl waiting for it. Return how many
+        requests this let go."""
         if self._pending:
-            return
-        origins = {*self._since, *self._waiting}
-        reasons = {origin: self._given_up(origin) for origin in origins}
-        if not reasons or None in reasons.values():
-            return
-        for origin, why in reasons.items():
-            assert why is not None
+            return 0
+        dropped = 0
+        for origin in sorted({*self._since, *self._waiting}):
+            why = self._given_up(origin)
+            if why is None:
+                continue
             self._since.pop(origin, None)
+            self._for.pop(origin, None)
             waiters = [waiter for waiter, _since in self._waiting.pop(origin, [])]
-            self._stop_waiting(origin, self._held.take(origin), waiters, why, gave_up=True)
+            held = self._held.take(origin)
+            dropped += len(held) + len(waiters)
+            self._stop_waiting(origin, held, waiters, why, gave_up=True)
             self._forget(origin)
+        return dropped
 
     def _given_up(self, origin: str) -> str | None:
         why = self._resolver.given_up(origin)
@@ -378,23 +397,34 @@ class Holds:
         for origin, waiters in waiting.items():
             for waiter, _since in waiters:
                 waiter.errback(self._closed_why(origin).exception())
-        self._since, self._pending, self._unsent = {}, set(), set()
+        waited_for = self._waited_for()
+        self._since, self._for, self._pending, self._unsent = {}, {}, set(), set()
         interest, self._interest = self._interest, {}
         for known in interest.values():
             known.cancel()
         if self._held.next_run is None:
-            self._events.closed_with_held(len(self._held))
+            self._events.closed_with_held(len(self._held), waited_for)
         else:
             # Durable ones stay (the place counts and logs those it had only in memory).
             persisted = len(self._held) - self._held.in_memory()
-            self._events.closed_keeping(persisted, self._kept, self._held.next_run)
+            self._events.closed_keeping(persisted, self._kept, self._held.next_run, waited_for)
         self._held.close()
         self._on_close()
 
+    def _waited_for(self) -> dict[str, int]:
+        """How many held requests wait for what (robots.txt, a usage document, a pause)."""
+        total: dict[str, int] = {}
+        for waits in self._for.values():
+            for what, count in waits.items():
+                total[what] = total.get(what, 0) + count
+        return total
+
     def _closed_why(self, origin: str) -> Why:
-        return Why(
-            "closing", f"{origin}: its robots.txt was not known when the crawl closed", origin
-        )
+        if self._pauses is not None and self._pauses.why(origin) is not None:
+            what = "it was paused (its pages asked to slow down)"
+        else:
+            what = "its robots.txt was not known"
+        return Why("closing", f"{origin}: {what} when the crawl closed", origin)
 
     def _start_tick(self) -> None:
         if not self._tick.running and not self._closed:

@@ -14,14 +14,23 @@ time-to-live (``set_pause``), every process polls the store's pause version and 
 the others found (live, not only when it next meets the origin), and a lease decides which
 process sends the one probe (``probe:<origin>``). A resumed JOBDIR job reads its pauses back at
 startup. A pause is its own state: robots.txt stays whatever it is.
+
+What pauses is a *route* (``route``): the origin, or the origin through one proxy. An answer
+through a proxy (``meta["proxy"]``) may be the proxy's own, even without a ``Proxy-Status``
+saying so (SPEC H4 covers the answers that do): it pauses that proxy's way to the origin
+only, so requests that go directly or through another proxy of a rotating pool go on. A site
+that really says "slow down" says it on every route, and each pauses.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, cast
+from urllib.parse import urlsplit
 
+from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet import task
 from twisted.internet.defer import Deferred, maybeDeferred, succeed
 from twisted.python.failure import Failure
@@ -36,15 +45,33 @@ if TYPE_CHECKING:
     from scrapy_rep.crawl._events import Events
     from scrapy_rep.storage.results import RobotsStore, StoredPause
 
-__all__ = ["DONT_PAUSE_META", "HOLD", "PROBE", "PROBE_META", "Pauses"]
+__all__ = ["DONT_PAUSE_META", "HOLD", "PROBE", "PROBE_META", "Pauses", "route"]
 
-#: Meta key of the one request sent to a paused origin once its pause is over.
+#: Meta key of the one request sent to a paused route once its pause is over (its value: the
+#: route it probes).
 PROBE_META = "rep_pause_probe"
 #: Meta key a request sets to neither pause its origin nor be held by a pause (an API or
 #: proxy whose own 429/503 says nothing of the site, SPEC H4).
 DONT_PAUSE_META = "rep_dont_pause"
 #: What ``check`` answers besides None (go): wait, or go as the probe.
 HOLD, PROBE = "hold", "probe"
+
+
+def route(origin: str, request: Request) -> str:
+    """The way ``request`` reaches ``origin``: the origin itself, or ``"<origin> via <proxy>"``
+    when it goes through a proxy (credentials left out)."""
+    proxy = request.meta.get("proxy")
+    return origin if not proxy else f"{origin} via {_proxy_name(proxy)}"
+
+
+@lru_cache(maxsize=256)
+def _proxy_name(proxy: str) -> str:
+    parts = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
+
+
+def _origin_of(key: str) -> str:
+    return key.partition(" via ")[0]
 
 
 @dataclass
@@ -94,9 +121,11 @@ class Pauses:
         self._owner = owner
         self._shared = shared
         self._evict = evict
-        #: Paused origins: the gates' fast path reads this dict.
+        #: Paused routes (``route``): the gates' fast path reads this dict.
         self.paused: dict[str, _Pause] = {}
-        #: Origins whose pages answered 5xx since their last answer (SPEC H1).
+        #: Per origin, its paused routes (``given_up`` and ``why`` are asked by origin).
+        self._routes: dict[str, set[str]] = {}
+        #: Routes whose pages answered 5xx since their last answer (SPEC H1).
         self.struggles: dict[str, Struggle] = {}
         self._waiters: dict[str, list[Deferred[None]]] = {}
         self._timers: dict[str, DelayedCall] = {}
@@ -132,10 +161,10 @@ class Pauses:
 
     # -- the gates ---------------------------------------------------------------------------
 
-    def check(self, origin: str, now: float) -> str | None:
-        """May a request of ``origin`` go now? None: yes; ``PROBE``: yes, as the one probe
+    def check(self, key: str, now: float) -> str | None:
+        """May a request by route ``key`` go now? None: yes; ``PROBE``: yes, as the one probe
         (mark it ``PROBE_META``); ``HOLD``: hold it until ``wait`` fires."""
-        pause = self.paused.get(origin)
+        pause = self.paused.get(key)
         if pause is None:
             return None
         if now < pause.until or not pause.may_probe:
@@ -146,63 +175,68 @@ class Pauses:
         self._events.count(PAUSE_PROBES)
         # A probe dropped on its way (or never answered) must not keep the origin shut: after
         # the timeout the next request may probe.
-        self._timers[origin] = self._clock.callLater(self._probe_timeout, self._wake, origin)
+        self._timers[key] = self._clock.callLater(self._probe_timeout, self._wake, key)
         return PROBE
 
-    def admit(self, origin: str, request: Request, now: float) -> bool:
-        """May ``request`` of ``origin`` go now (``check``)? As the one probe it is marked
+    def admit(self, key: str, request: Request, now: float) -> bool:
+        """May ``request``, by route ``key``, go now (``check``)? As the one probe it is marked
         ``PROBE_META``; False: hold it."""
-        verdict = self.check(origin, now)
+        verdict = self.check(key, now)
         if verdict == PROBE:
-            request.meta[PROBE_META] = True
+            request.meta[PROBE_META] = key
         return verdict != HOLD
 
     def wait(self, origin: str, trigger: Request | None = None) -> Deferred[None]:
-        """Fired when a request of ``origin`` may go: its probe may, or it is resumed."""
-        pause = self.paused.get(origin)
+        """Fired when a request of ``origin`` (by ``trigger``'s route) may go: its probe may,
+        or the route is resumed."""
+        key = origin if trigger is None else route(origin, trigger)
+        pause = self.paused.get(key)
         if pause is None or (pause.may_probe and pause.probe_at is None and not self._closed):
             return succeed(None)
-        waiter: Deferred[None] = Deferred(lambda d: self._withdraw(origin, d))
-        self._waiters.setdefault(origin, []).append(waiter)
+        waiter: Deferred[None] = Deferred(lambda d: self._withdraw(key, d))
+        self._waiters.setdefault(key, []).append(waiter)
         return waiter
 
     def given_up(self, origin: str) -> str | None:
-        """Why an idle crawl may stop waiting for ``origin`` (paused for longer than
+        """Why the crawl may stop waiting for ``origin`` (a route of it paused for longer than
         REP_PAUSE_GIVE_UP_AFTER), or None."""
-        pause = self.paused.get(origin)
-        if pause is None or self._give_up_after <= 0:
+        if self._give_up_after <= 0:
             return None
-        paused_for = self._clock.seconds() - pause.since
-        if paused_for < self._give_up_after:
-            return None
-        return (
-            f"its pages have asked to slow down for {paused_for:.0f}s ({pause.reason}) and "
-            f"nothing else is left to crawl (REP_PAUSE_GIVE_UP_AFTER={self._give_up_after:g})"
-        )
+        now = self._clock.seconds()
+        for key in self._routes.get(origin, ()):
+            pause = self.paused[key]
+            paused_for = now - pause.since
+            if paused_for >= self._give_up_after:
+                return (
+                    f"its pages have asked to slow down for {paused_for:.0f}s ({pause.reason}), "
+                    f"longer than REP_PAUSE_GIVE_UP_AFTER={self._give_up_after:g}s"
+                )
+        return None
 
     def why(self, origin: str) -> str | None:
-        """What keeps ``origin`` paused, in words, or None."""
-        pause = self.paused.get(origin)
-        return None if pause is None else pause.reason
+        """What keeps a route of ``origin`` paused, in words, or None."""
+        for key in self._routes.get(origin, ()):
+            return self.paused[key].reason
+        return None
 
     # -- answers -----------------------------------------------------------------------------
 
-    def answered(
-        self, origin: str, request: Request, status: int, retry_after: float | None
-    ) -> bool:
-        """A page of ``origin`` answered ``status``: True when the origin pauses for it (the
+    def answered(self, key: str, request: Request, status: int, retry_after: float | None) -> bool:
+        """A page answered ``status`` by route ``key``: True when the route pauses for it (the
         request is then sent again after the pause, SPEC H3)."""
-        probe = bool(request.meta.pop(PROBE_META, False))
+        probe = self._probed(key, request)
         answer = page_answer(status)
         path = _path(request)
         if answer == "ok":
-            self.struggles.pop(origin, None)
+            self.struggles.pop(key, None)
             if probe:
-                self._resume(origin, f"{path} answered HTTP {status}")
+                self._resume(key, f"{path} answered HTTP {status}")
             return False
         if answer == "error":
-            struggle = self.struggles.setdefault(origin, Struggle())
-            if not struggle.failed(request.url) and not probe:
+            struggle = self.struggles.setdefault(key, Struggle())
+            # SPEC H1: a page is its path. One script answering 500 whatever its query
+            # (/search?q=1, ?q=2, ...) is one broken page, not a struggling server.
+            if not struggle.failed(urlparse_cached(request).path) and not probe:
                 return False
             reason = (
                 f"{len(struggle)} different pages answered HTTP 5xx in a row "
@@ -211,63 +245,89 @@ class Pauses:
         else:
             after = f" with Retry-After {retry_after:g}s" if retry_after is not None else ""
             reason = f"HTTP {status}{after} at {path}"
-        self._failed(origin, request, retry_after, reason, probe)
+        self._failed(key, request, retry_after, reason, probe)
         return True
 
-    def probe_failed(self, origin: str, request: Request, error: str) -> bool:
-        """The probe got no answer (``error``): the origin stays paused, twice as long. True
-        when ``request`` was the probe (it is then sent again after the pause)."""
-        if not request.meta.pop(PROBE_META, False):
+    def probe_failed(self, key: str, request: Request, error: str) -> bool:
+        """The probe got no answer (``error``) by route ``key``: the route stays paused, twice
+        as long. True when ``request`` was its probe (it is then sent again after the pause)."""
+        if not self._probed(key, request):
             return False
-        self._failed(origin, request, None, f"{error} at {_path(request)}", probe=True)
+        self._failed(key, request, None, f"{error} at {_path(request)}", probe=True)
+        return True
+
+    def _probed(self, key: str, request: Request) -> bool:
+        """Was ``request``, answered by route ``key``, that route's probe? A probe that went
+        another way (a rotating proxy gave it another one) said nothing of the route it was to
+        probe: that route's next request may probe it."""
+        probed = request.meta.pop(PROBE_META, None)
+        if probed is None or probed is False:
+            return False
+        if isinstance(probed, str) and probed != key:
+            pause = self.paused.get(probed)
+            if pause is not None and pause.probe_at is not None:
+                pause.probe_at = None
+                self._wake(probed)
+            return False
         return True
 
     def _failed(
         self,
-        origin: str,
+        key: str,
         request: Request,
         retry_after: float | None,
         reason: str,
         probe: bool,
     ) -> None:
         now = self._clock.seconds()
-        pause = self.paused.get(origin)
+        pause = self.paused.get(key)
         if pause is not None and not probe:
             # Sent before the pause began: the pause stands as it is.
             return
         failures = 1 if pause is None else pause.failures + 1
         seconds = pause_seconds(failures, retry_after, self._delay, self._max_delay)
         if pause is None:
-            pause = self.paused[origin] = _Pause(now + seconds, failures, reason, since=now)
+            pause = self._add(key, _Pause(now + seconds, failures, reason, since=now))
             self._events.count(PAUSED)
-            self._evict(origin)
+            self._evict(key)
         else:
             self._events.count(PAUSE_EXTENDED)
             pause.until, pause.failures, pause.reason = now + seconds, failures, reason
             pause.probe_at, pause.may_probe = None, False
-        self._events.paused(origin, seconds, reason, first=failures == 1)
-        self._schedule(origin, seconds)
-        written = self._guard(self._store.set_pause, origin, seconds, failures, reason)
-        written.addCallback(lambda done: self._written(origin, pause, done))
+        self._events.paused(key, seconds, reason, first=failures == 1)
+        self._schedule(key, seconds)
+        written = self._guard(self._store.set_pause, key, seconds, failures, reason)
+        written.addCallback(lambda done: self._written(key, pause, done))
 
-    def _written(self, origin: str, pause: _Pause, done: object) -> None:
-        if done is not _FAILED and self.paused.get(origin) is pause:
+    def _add(self, key: str, pause: _Pause) -> _Pause:
+        self.paused[key] = pause
+        self._routes.setdefault(_origin_of(key), set()).add(key)
+        return pause
+
+    def _written(self, key: str, pause: _Pause, done: object) -> None:
+        if done is not _FAILED and self.paused.get(key) is pause:
             pause.stored = True
 
-    def _resume(self, origin: str, why: str, *, here: bool = True) -> None:
-        """``origin`` answers again (``why``): its requests go. ``here``: this process saw it
-        (then the fleet is told, and the probe lease let go)."""
-        pause = self.paused.pop(origin, None)
+    def _resume(self, key: str, why: str, *, here: bool = True) -> None:
+        """Route ``key`` answers again (``why``): its requests go. ``here``: this process saw
+        it (then the fleet is told, and the probe lease let go)."""
+        pause = self.paused.pop(key, None)
         if pause is None:
             return
-        timer = self._timers.pop(origin, None)
+        origin = _origin_of(key)
+        routes = self._routes.get(origin)
+        if routes is not None:
+            routes.discard(key)
+            if not routes:
+                del self._routes[origin]
+        timer = self._timers.pop(key, None)
         if timer is not None and timer.active():
             timer.cancel()
-        self._events.resumed(origin, self._clock.seconds() - pause.since, why)
+        self._events.resumed(key, self._clock.seconds() - pause.since, why)
         if here:
-            self._guard(self._store.clear_pause, origin)
-            self._guard(self._store.release_lease, _probe_key(origin), self._owner)
-        self._wake(origin)
+            self._guard(self._store.clear_pause, key)
+            self._guard(self._store.release_lease, _probe_key(key), self._owner)
+        self._wake(key)
 
     def _schedule(self, origin: str, seconds: float) -> None:
         timer = self._timers.pop(origin, None)
@@ -337,7 +397,7 @@ class Pauses:
             pause = self.paused.get(origin)
             until = now + found.remaining
             if pause is None:
-                pause = self.paused[origin] = _Pause(until, found.failures, found.reason, now)
+                pause = self._add(origin, _Pause(until, found.failures, found.reason, now))
                 self._events.paused_elsewhere(origin, found.remaining, found.reason)
                 self._evict(origin)
                 self._schedule(origin, found.remaining)

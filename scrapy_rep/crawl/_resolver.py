@@ -29,7 +29,7 @@ from twisted.internet import task
 from twisted.internet.defer import Deferred, fail, inlineCallbacks, maybeDeferred, succeed
 from twisted.python.failure import Failure
 
-from scrapy_rep.core.policy import Entry, Fetch, Limits, given_up, record, serving
+from scrapy_rep.core.policy import Entry, Fetch, Limits, given_up, record, retry_delay, serving
 from scrapy_rep.crawl._events import give_up_reason
 from scrapy_rep.storage.results import RobotsStore, StoredRobots
 
@@ -110,6 +110,9 @@ class Resolver(Generic[D]):
         # with when, oldest first: each resolves when that request reaches the final gate.
         self._claims: dict[str, float] = {}
         self._retries: dict[str, DelayedCall] = {}
+        # Per origin, resolutions in a row that failed outright (an error of ours, or of the
+        # store): they count toward giving the origin up, as failed fetches do.
+        self._broken: dict[str, int] = {}
         self._closing = False
         # Failures recorded before this run (a resumed job, a long-lived store) are not this
         # run's to give up on: it makes an attempt of its own first.
@@ -220,8 +223,13 @@ class Resolver(Generic[D]):
         by it or, with a shared store, by a fleet member): the attempt already scheduled at
         the stored ``retry_at`` is made first, and if it succeeds the requests are crawled.
         """
+        if origin in self._resolving:
+            return None
+        broken = self._broken.get(origin, 0)
+        if 0 < self._limits.give_up_after <= broken:
+            return give_up_reason(broken, f"resolving {self.kind.name} failed")
         state = self._cache.peek(origin)
-        if origin in self._resolving or state is None or state.entry.fetched_at < self._started:
+        if state is None or state.entry.fetched_at < self._started:
             return None
         if not given_up(state.entry, self._clock.seconds(), self._limits):
             return None
@@ -317,12 +325,16 @@ class Resolver(Generic[D]):
         reports = self._resolving.pop(origin, [])
         self._wake_room()
         if isinstance(result, Failure):
-            self._events.resolve_failed(origin, result)
+            broken = self._broken[origin] = self._broken.get(origin, 0) + 1
+            if not isinstance(result.value, ClosingError):
+                self._events.resolve_failed(self.kind.name, origin, result, first=broken == 1)
             for report in reports:
                 report.errback(result)
             if self._wanted(origin):
-                self._schedule_retry(origin, self._limits.retry_delay)
+                # Backs off as failed fetches do (REP_RETRY_DELAY, doubling).
+                self._schedule_retry(origin, retry_delay(broken, None, None, self._limits))
             return
+        self._broken.pop(origin, None)
         state = result
         for report in reports:
             report.callback(state)
@@ -390,7 +402,13 @@ class Resolver(Generic[D]):
             if entry is not None and entry.good is not None:
                 self._events.count(self._stats.refresh)
             url = origin + self.kind.path
-            fetch, body = yield self._fetcher.fetch(url, self._triggers.get(origin))
+            try:
+                fetch, body = yield self._fetcher.fetch(url, self._triggers.get(origin))
+            except Exception as exc:
+                # What the site sent broke something of ours (or of a middleware): a failed
+                # fetch of that origin, counted and backed off like any other, never a loop.
+                self._events.fetch_broke(self.kind.name, origin, exc)
+                fetch, body = Fetch("unreachable", error=f"internal error: {exc!r}"[:300]), None
             now = self._clock.seconds()
             new = record(entry, fetch, now, self._limits)
             if fetch.outcome == "unreachable":

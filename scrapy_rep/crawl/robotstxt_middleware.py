@@ -53,7 +53,7 @@ from scrapy_rep.crawl._drops import Drops
 from scrapy_rep.crawl._events import Events
 from scrapy_rep.crawl._fetch import Fetcher, describe_failure
 from scrapy_rep.crawl._parts import UsageResolver, build_parts
-from scrapy_rep.crawl._pauses import DONT_PAUSE_META, PROBE_META
+from scrapy_rep.crawl._pauses import DONT_PAUSE_META, PROBE_META, route
 from scrapy_rep.crawl._resolver import Resolver
 from scrapy_rep.crawl._settings import MiddlewareSettings
 from scrapy_rep.crawl._tokens import settings_tokens
@@ -212,7 +212,7 @@ class RobotsTxtMiddleware:
         if (
             state is None
             and self._first_through
-            and origin not in self._paused  # a paused origin's requests wait here, held
+            and route(origin, request) not in self._paused  # a paused route's wait here, held
             and not meta.pop(_HOLD_NEXT, False)
             and self._resolver.claim(origin, now)
         ):
@@ -235,7 +235,7 @@ class RobotsTxtMiddleware:
                 self._holds.hold(origin, request, until=missing)
                 raise IgnoreRequest(f"held until {missing.kind.name} is known")
         self._verdicts.at_gate(state, request, known)
-        if self._paused and origin in self._paused and not self._pauses.admit(origin, request, now):
+        if self._paused and self._held_by_pause(origin, request, now):
             self._holds.hold(origin, request, until=self._pauses)
             raise IgnoreRequest("held while its origin is paused")
         meta[_GATED] = state.generation
@@ -257,9 +257,8 @@ class RobotsTxtMiddleware:
             return self._robots_copy(origin, request)
         if (
             self._paused
-            and origin in self._paused
             and not request.meta.get(PROBE_META)
-            and not self._pauses.admit(origin, request, self._clock.seconds())
+            and self._held_by_pause(origin, request, self._clock.seconds())
         ):
             if gated is None:
                 # An engine.download caller: it waits here for the pause to end.
@@ -317,6 +316,11 @@ class RobotsTxtMiddleware:
             if origin is not None:
                 self._resolver.unclaim(origin)
 
+    def _held_by_pause(self, origin: str, request: Request, now: float) -> bool:
+        """Is ``request``'s route to ``origin`` paused, and it is not its probe?"""
+        key = route(origin, request)
+        return key in self._paused and not self._pauses.admit(key, request, now)
+
     def _back_to_gate(self, request: Request) -> Request:
         """``request`` sent back to the scheduler, to pass the gate again (which may hold it).
         The dupefilter saw it once already."""
@@ -331,7 +335,7 @@ class RobotsTxtMiddleware:
         caller waiting in process_request)."""
 
         def then(_: object) -> Deferred[OriginState[RobotsTxt]]:
-            self._pauses.admit(origin, request, self._clock.seconds())
+            self._pauses.admit(route(origin, request), request, self._clock.seconds())
             return self._holds.wait(origin, request)
 
         return self._pauses.wait(origin, request).addCallback(then)
@@ -345,6 +349,13 @@ class RobotsTxtMiddleware:
         sends the next request, so a pause begun here holds that one too): does it pause its
         origin (SPEC H1)? Marks ``request`` to be sent again after the pause (``page_answered``
         does it); a cached copy never comes here (SPEC H4)."""
+        try:
+            self._page_answer(response, request)
+        except Exception as exc:
+            # A site's answer must never break the crawl's handling of it: once in the log.
+            self._events.contained("a page's answer", exc)
+
+    def _page_answer(self, response: Response, request: Request) -> None:
         meta = request.meta
         status = response.status
         # The hot path: an answer, and nothing struggling or probing to tell of it.
@@ -361,8 +372,8 @@ class RobotsTxtMiddleware:
             meta.pop(PROBE_META, None)
             return
         # An HTTP-date Retry-After is read against the wall clock, at once (into a delay).
-        retry_after = parse_retry_after(_header(response, b"Retry-After"), time.time())
-        if self._pauses.answered(origin, request, status, retry_after):
+        retry_after = parse_retry_after(_headers(response, b"Retry-After"), time.time())
+        if self._pauses.answered(route(origin, request), request, status, retry_after):
             meta[_RESEND] = True
 
     def page_leaving(self, request: Request) -> Request | None:
@@ -373,9 +384,9 @@ class RobotsTxtMiddleware:
         if not self._paused or PROBE_META in meta or _GATED not in meta:
             return None
         origin = self._keys.origin(urlparse_cached(request))
-        if origin not in self._paused or meta.get(DONT_PAUSE_META):
+        if origin is None or meta.get(DONT_PAUSE_META):
             return None
-        if self._pauses.admit(origin, request, self._clock.seconds()):
+        if not self._held_by_pause(origin, request, self._clock.seconds()):
             return None
         return self._back_to_gate(request)
 
@@ -389,6 +400,8 @@ class RobotsTxtMiddleware:
             self._events.count(PAUSE_PASSED)
             return response
         self._events.count(f"{PAUSE_RESENT}/{response.status}")
+        # Taken out before DownloaderStats (850) sees it: counted as it would count it.
+        _compat.count_response(self.crawler, request, response)
         return self._back_to_gate(request)
 
     def page_failed(self, request: Request, error: Exception) -> Request | None:
@@ -398,21 +411,22 @@ class RobotsTxtMiddleware:
             return None
         origin = self._keys.origin(urlparse_cached(request))
         if origin is None or not self._pauses.probe_failed(
-            origin, request, describe_failure(error)
+            route(origin, request), request, describe_failure(error)
         ):
             return None
         self._events.count(f"{PAUSE_RESENT}/{type(error).__name__}")
         return self._back_to_gate(request)
 
-    def _evict(self, origin: str) -> None:
-        """``origin`` pauses: its requests waiting in a download slot go back to the gate (held
-        there) instead of going out during the pause."""
+    def _evict(self, key: str) -> None:
+        """Route ``key`` pauses: its requests waiting in a download slot go back to the gate
+        (held there) instead of going out during the pause."""
         engine = self.crawler.engine
 
         def mine(queued: Request) -> bool:
             if queued.meta.get("dont_obey_robotstxt") or queued.meta.get(DONT_PAUSE_META):
                 return False
-            return self._keys.origin(urlparse_cached(queued)) == origin
+            origin = self._keys.origin(urlparse_cached(queued))
+            return origin is not None and route(origin, queued) == key
 
         for queued, deferred in _compat.take_queued(engine, mine):
             self._events.count(f"{PAUSE_RESENT}/queued")
@@ -696,11 +710,6 @@ def _needed(documents: Sequence[UsageResolver], labels: Sequence[str]) -> tuple[
 def _rejoined(result: _T, engine: Any, request: Request) -> _T:
     _compat.rejoin_active(engine, request)
     return result
-
-
-def _header(response: Response, name: bytes) -> str | None:
-    value = response.headers.get(name)
-    return value.decode("latin-1") if value else None
 
 
 def _headers(response: Response, name: bytes) -> list[str]:
