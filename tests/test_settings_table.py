@@ -221,15 +221,23 @@ def test_an_empty_prefix_is_a_prefix() -> None:
 @pytest.mark.parametrize(
     ("name", "value", "message"),
     [
-        ("REP_CACHE_LIFETIME", True, "REP_CACHE_LIFETIME must be a number, got True"),
-        ("REP_CACHE_LIFETIME", "nan", "REP_CACHE_LIFETIME must be a number, got 'nan'"),
+        (
+            "REP_CACHE_LIFETIME",
+            True,
+            "REP_CACHE_LIFETIME must be a number of seconds from 0 to 31536000, got True",
+        ),
+        (
+            "REP_CACHE_LIFETIME",
+            "nan",
+            "REP_CACHE_LIFETIME must be a number of seconds from 0 to 31536000, got 'nan'",
+        ),
         (
             "REP_GIVE_UP_AFTER",
             1.5,
-            "REP_GIVE_UP_AFTER must be a whole number >= 0 (0: never), got 1.5",
+            "REP_GIVE_UP_AFTER must be a whole number from 0 to 1000, got 1.5",
         ),
-        ("REP_MEMORY_STORE_SIZE", "2.5", "REP_MEMORY_STORE_SIZE must be a whole number >= 1"),
-        ("REP_STORE_TIMEOUT", float("inf"), "REP_STORE_TIMEOUT must be a number of seconds > 0"),
+        ("REP_MEMORY_STORE_SIZE", "2.5", "REP_MEMORY_STORE_SIZE must be a whole number from 1 to"),
+        ("REP_STORE_TIMEOUT", float("inf"), "REP_STORE_TIMEOUT must be a number of seconds over 0"),
         ("REP_STORE", 5, "REP_STORE must be a URL string, got 5"),
         ("REP_STORE_PREFIX", 5, "REP_STORE_PREFIX must be a string, got 5"),
         ("REP_USAGE_PURPOSES", 5, "REP_USAGE_PURPOSES must be a list of labels, got 5"),
