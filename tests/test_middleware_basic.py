@@ -98,10 +98,36 @@ def test_robotstxt_obey_false_disables_the_middleware(http_server: ScriptedServe
     assert result.responses == [http_server.url("/page/a")]
 
 
-def test_bad_setting_fails_the_crawl_naming_it(http_server: ScriptedServer) -> None:
-    result = run_crawl([http_server.url("/page/a")], settings(REP_HOLD_TIMEOUT=-1), check=False)
-    assert "REP_HOLD_TIMEOUT must be a number of seconds from 0 to" in result.log
-    assert http_server.count("/page/a") == 0
+# A few of each kind in real crawls (tests/test_settings_table.py checks every setting): a
+# negative, inf (as `-s` gives it), nan, a minimum above its maximum.
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        (
+            {"REP_HOLD_TIMEOUT": -1},
+            "REP_HOLD_TIMEOUT must be a number of seconds from 0 to 31536000, got -1",
+        ),
+        (
+            {"REP_CRAWL_DELAY": True, "REP_CRAWL_DELAY_MAX": "inf"},
+            "REP_CRAWL_DELAY_MAX must be a number of seconds from 0 to 86400, got 'inf'",
+        ),
+        (
+            {"REP_RETRY_MAX_DELAY": "nan"},
+            "REP_RETRY_MAX_DELAY must be a number of seconds from 0 to 86400, got 'nan'",
+        ),
+        (
+            {"REP_PAUSE_DELAY": 100, "REP_PAUSE_MAX_DELAY": 1},
+            "REP_PAUSE_DELAY (100) must not exceed REP_PAUSE_MAX_DELAY (1)",
+        ),
+    ],
+    ids=["negative", "inf", "nan", "min above max"],
+)
+def test_bad_setting_fails_the_crawl_naming_it(
+    http_server: ScriptedServer, bad: dict[str, Any], message: str
+) -> None:
+    result = run_crawl([http_server.url("/page/a")], settings(**bad), check=False)
+    assert message in result.log
+    assert http_server.paths() == []  # stopped at startup: not even robots.txt was asked for
 
 
 @pytest.mark.parametrize(
