@@ -50,7 +50,7 @@ def _shown(number: float) -> str:
 @dataclass(frozen=True)
 class Bounds:
     """The numbers a setting accepts: finite, from ``low`` to ``high`` (``low`` itself too
-    unless ``above_low``), whole ones only if ``whole``. ``str()`` says so in words."""
+    unless ``above_low``), whole ones if ``whole`` (else seconds). ``str()`` says so in words."""
 
     low: float
     high: float
