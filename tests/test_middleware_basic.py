@@ -98,21 +98,55 @@ def test_robotstxt_obey_false_disables_the_middleware(http_server: ScriptedServe
     assert result.responses == [http_server.url("/page/a")]
 
 
-def test_bad_setting_fails_the_crawl_naming_it(http_server: ScriptedServer) -> None:
-    result = run_crawl([http_server.url("/page/a")], settings(REP_HOLD_TIMEOUT=-1), check=False)
-    assert "REP_HOLD_TIMEOUT must be >= 0" in result.log
-    assert http_server.count("/page/a") == 0
+# A few of each kind in real crawls (tests/test_settings_table.py checks every setting): a
+# negative, inf (as `-s` gives it), nan, a minimum above its maximum.
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        (
+            {"REP_HOLD_TIMEOUT": -1},
+            "REP_HOLD_TIMEOUT must be a number of seconds from 0 to 31536000, got -1",
+        ),
+        (
+            {"REP_CRAWL_DELAY": True, "REP_CRAWL_DELAY_MAX": "inf"},
+            "REP_CRAWL_DELAY_MAX must be a number of seconds from 0 to 86400, got 'inf'",
+        ),
+        (
+            {"REP_RETRY_MAX_DELAY": "nan"},
+            "REP_RETRY_MAX_DELAY must be a number of seconds from 0 to 86400, got 'nan'",
+        ),
+        (
+            {"REP_PAUSE_DELAY": 100, "REP_PAUSE_MAX_DELAY": 1},
+            "REP_PAUSE_DELAY (100) must not exceed REP_PAUSE_MAX_DELAY (1)",
+        ),
+    ],
+    ids=["negative", "inf", "nan", "min above max"],
+)
+def test_bad_setting_fails_the_crawl_naming_it(
+    http_server: ScriptedServer, bad: dict[str, Any], message: str
+) -> None:
+    result = run_crawl([http_server.url("/page/a")], settings(**bad), check=False)
+    assert message in result.log
+    assert http_server.paths() == []  # stopped at startup: not even robots.txt was asked for
 
 
 @pytest.mark.parametrize(
     ("name", "value", "message"),
     [
-        ("REP_HOLD_TIMEOUT", -1, "REP_HOLD_TIMEOUT must be >= 0 (seconds), got -1"),
-        ("REP_CACHE_LIFETIME", "soon", "REP_CACHE_LIFETIME must be a number, got 'soon'"),
-        ("REP_PARSED_CACHE_SIZE", 0, "REP_PARSED_CACHE_SIZE must be a whole number >= 1"),
-        ("REP_LEASE_TTL", 0, "REP_LEASE_TTL must be a number of seconds > 0"),
+        (
+            "REP_HOLD_TIMEOUT",
+            -1,
+            "REP_HOLD_TIMEOUT must be a number of seconds from 0 to 31536000, got -1",
+        ),
+        (
+            "REP_CACHE_LIFETIME",
+            "soon",
+            "REP_CACHE_LIFETIME must be a number of seconds from 0 to 31536000, got 'soon'",
+        ),
+        ("REP_PARSED_CACHE_SIZE", 0, "REP_PARSED_CACHE_SIZE must be a whole number from 1 to"),
+        ("REP_LEASE_TTL", 0, "REP_LEASE_TTL must be a number of seconds over 0"),
         ("REP_CRAWL_DELAY", "maybe", "REP_CRAWL_DELAY must be True or False"),
-        ("REP_FETCH_TIMEOUT", 0, "REP_FETCH_TIMEOUT must be a number of seconds > 0"),
+        ("REP_FETCH_TIMEOUT", 0, "REP_FETCH_TIMEOUT must be a number of seconds over 0"),
         ("REP_FETCH_META_KEYS", [1], "REP_FETCH_META_KEYS must be a list of meta keys"),
     ],
 )

@@ -8,6 +8,7 @@ fails until README follows).
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable
 from dataclasses import MISSING, dataclass, fields, replace
@@ -19,7 +20,7 @@ from scrapy.settings import Settings
 
 import scrapy_rep
 from scrapy_rep.core.policy import Limits
-from scrapy_rep.core.settings import SETTINGS, default, switch
+from scrapy_rep.core.settings import SETTINGS, Bounds, default, switch
 from scrapy_rep.crawl._settings import MiddlewareSettings, PageSettings
 from scrapy_rep.storage.options import StoreOptions, store_url
 
@@ -221,15 +222,27 @@ def test_an_empty_prefix_is_a_prefix() -> None:
 @pytest.mark.parametrize(
     ("name", "value", "message"),
     [
-        ("REP_CACHE_LIFETIME", True, "REP_CACHE_LIFETIME must be a number, got True"),
-        ("REP_CACHE_LIFETIME", "nan", "REP_CACHE_LIFETIME must be a number, got 'nan'"),
+        (
+            "REP_CACHE_LIFETIME",
+            True,
+            "REP_CACHE_LIFETIME must be a number of seconds from 0 to 31536000, got True",
+        ),
+        (
+            "REP_CACHE_LIFETIME",
+            "nan",
+            "REP_CACHE_LIFETIME must be a number of seconds from 0 to 31536000, got 'nan'",
+        ),
         (
             "REP_GIVE_UP_AFTER",
             1.5,
-            "REP_GIVE_UP_AFTER must be a whole number >= 0 (0: never), got 1.5",
+            "REP_GIVE_UP_AFTER must be a whole number from 0 to 1000, got 1.5",
         ),
-        ("REP_MEMORY_STORE_SIZE", "2.5", "REP_MEMORY_STORE_SIZE must be a whole number >= 1"),
-        ("REP_STORE_TIMEOUT", float("inf"), "REP_STORE_TIMEOUT must be a number of seconds > 0"),
+        ("REP_MEMORY_STORE_SIZE", "2.5", "REP_MEMORY_STORE_SIZE must be a whole number from 1 to"),
+        (
+            "REP_STORE_TIMEOUT",
+            float("inf"),
+            "REP_STORE_TIMEOUT must be a number of seconds over 0, up to 86400, got inf",
+        ),
         ("REP_STORE", 5, "REP_STORE must be a URL string, got 5"),
         ("REP_STORE_PREFIX", 5, "REP_STORE_PREFIX must be a string, got 5"),
         ("REP_USAGE_PURPOSES", 5, "REP_USAGE_PURPOSES must be a list of labels, got 5"),
@@ -249,3 +262,75 @@ def test_a_bad_value_is_refused_naming_the_setting(name: str, value: object, mes
 @pytest.mark.parametrize("value", [0, 1, "0", "1", "True", "true", "False", "false", True, 2.5])
 def test_switches_read_as_scrapy_reads_booleans(value: object) -> None:
     assert switch("X", value) is Settings({"X": value}).getbool("X")
+
+
+#: Every number of the table and its range, so a new numeric setting is covered below.
+NUMBERS = {name: row.check.bounds for name, row in SETTINGS.items() if row.check.bounds}
+
+
+def test_every_number_has_a_range() -> None:
+    numeric = {
+        name
+        for name, row in SETTINGS.items()
+        if isinstance(row.default, int | float) and not isinstance(row.default, bool)
+    }
+    assert numeric == set(NUMBERS)
+
+
+def outside(bounds: Bounds) -> list[object]:
+    """Values ``bounds`` refuse: infinities and NaN (as numbers and as `-s` gives them), a
+    negative, a value past either end, a fraction where a whole number is due."""
+    values: list[object] = [math.inf, "inf", -math.inf, math.nan, "nan", "1e308", -1]
+    values.append(bounds.high + 1)
+    if bounds.above_low or bounds.low > 0:
+        values.append(bounds.low if bounds.above_low else bounds.low - 1)
+    if bounds.whole:
+        values.append(bounds.low + 0.5)
+    return values
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [(name, value) for name, bounds in NUMBERS.items() for value in outside(bounds)],
+)
+def test_a_number_outside_its_range_is_refused(name: str, value: object) -> None:
+    with pytest.raises(ValueError) as refused:
+        runtime(**{name: value})
+    assert str(refused.value) == f"{name} must be {NUMBERS[name]}, got {value!r}"
+
+
+@pytest.mark.parametrize("name", list(NUMBERS))
+def test_a_number_at_either_end_of_its_range_is_accepted(name: str) -> None:
+    # Through the row alone: an end may be refused beside the defaults of the setting's
+    # sibling (REP_RETRY_DELAY = 86400 above REP_RETRY_MAX_DELAY = 600), tested below.
+    bounds, row = NUMBERS[name], SETTINGS[name]
+    assert row.value(bounds.high) == bounds.high
+    assert row.value(str(bounds.high)) == bounds.high
+    if not bounds.above_low:
+        assert row.value(bounds.low) == bounds.low
+
+
+def test_the_range_is_said_in_words() -> None:
+    assert str(NUMBERS["REP_HOLD_TIMEOUT"]) == "a number of seconds from 0 to 31536000"
+    assert str(NUMBERS["REP_PAUSE_DELAY"]) == "a number of seconds over 0, up to 86400"
+    assert str(NUMBERS["REP_PARSED_CACHE_SIZE"]) == "a whole number from 1 to 1000000000"
+
+
+@pytest.mark.parametrize(
+    ("lower", "upper"),
+    [
+        ("REP_CACHE_MIN_LIFETIME", "REP_CACHE_MAX_LIFETIME"),
+        ("REP_RETRY_DELAY", "REP_RETRY_MAX_DELAY"),
+        ("REP_RETRY_FAST_DELAY", "REP_RETRY_MAX_DELAY"),
+        ("REP_PAUSE_DELAY", "REP_PAUSE_MAX_DELAY"),
+    ],
+)
+def test_a_minimum_above_its_maximum_is_refused_naming_both(lower: str, upper: str) -> None:
+    with pytest.raises(ValueError) as refused:
+        runtime(**{lower: 100, upper: 50})
+    assert str(refused.value) == f"{lower} (100) must not exceed {upper} (50)"
+    # A minimum set alone meets its maximum's default.
+    above = default(upper) + 1
+    with pytest.raises(ValueError, match=re.escape(f"{lower} ({above:.15g}) must not exceed")):
+        runtime(**{lower: above})
+    assert runtime(**{lower: 100, upper: 100}).middleware

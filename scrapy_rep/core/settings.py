@@ -4,21 +4,28 @@ Pure: no Scrapy. ``scrapy_rep.crawl._settings`` reads each setting through its r
 and the store options take their defaults from it, and README's settings tables say the same
 (tests/test_settings_table.py keeps them equal). A row's check takes the configured value and
 returns it checked (seconds as a float, a list as a tuple) or raises ValueError naming the
-setting and what it must be.
+setting and what it must be. Every number has a finite range (``Check.bounds``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-__all__ = ["SETTINGS", "USAGE_SOURCES_BASE", "Check", "Setting", "default", "switch"]
+__all__ = ["SETTINGS", "USAGE_SOURCES_BASE", "Bounds", "Check", "Setting", "default", "switch"]
 
 T = TypeVar("T")
 
 _DAY = 86400
+# The ceilings of the numbers' ranges: a delay, timeout or TTL above a day is a mistake (a
+# retry, pause or Crawl-delay of a day already stalls an origin for a crawl's life); a lifetime,
+# an age or a wait for an origin may reach a year (defaults up to 30 days; README's Google-like
+# REP_HOLD_TIMEOUT is 31 days).
+_YEAR = 365 * _DAY
 #: What REP_PAGE_NOINDEX and REP_USAGE_ITEMS do with an item: set a field, or drop it.
 _ITEM_MODES = ("mark", "drop")
 
@@ -35,14 +42,50 @@ def _empty(value: object) -> bool:
     return not value
 
 
+def _shown(number: float) -> str:
+    """``number`` as a person writes it: 31536000 (not 3.1536e+07), 0.5."""
+    return f"{number:.15g}"
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """The numbers a setting accepts: finite, from ``low`` to ``high`` (``low`` itself too
+    unless ``above_low``), whole ones if ``whole`` (else seconds). ``str()`` says so in words."""
+
+    low: float
+    high: float
+    above_low: bool = False
+    whole: bool = False
+
+    def __str__(self) -> str:
+        what = "a whole number" if self.whole else "a number of seconds"
+        low = f"over {_shown(self.low)}, up" if self.above_low else f"from {_shown(self.low)}"
+        return f"{what} {low} to {_shown(self.high)}"
+
+    def parse(self, name: str, value: Any) -> float:
+        """``value`` as a float within the bounds, or ValueError naming ``name``, the value
+        and the bounds. NaN and infinities are refused by the comparisons; True and False are
+        not numbers here, though Python counts them as 1 and 0."""
+        number = math.nan
+        if not isinstance(value, bool):
+            # OverflowError: an int too large for a float (10**400).
+            with contextlib.suppress(TypeError, ValueError, OverflowError):
+                number = float(value)
+        above = number > self.low if self.above_low else number >= self.low
+        if not (above and number <= self.high) or (self.whole and not number.is_integer()):
+            raise ValueError(f"{name} must be {self}, got {value!r}")
+        return number
+
+
 @dataclass(frozen=True)
 class Check(Generic[T]):
     """How a kind of setting is checked: ``parse(name, value)`` returns the value checked or
     raises ValueError naming the setting; a value ``unset`` accepts means "not set" (the
-    setting's default applies)."""
+    setting's default applies). ``bounds``: a number's range (None for other kinds)."""
 
     parse: Callable[[str, Any], T]
     unset: Callable[[object], bool] = _none
+    bounds: Bounds | None = None
 
 
 @dataclass(frozen=True)
@@ -77,44 +120,21 @@ def switch(name: str, value: Any) -> bool:
         raise ValueError(f"{name} must be True or False, got {value!r}") from None
 
 
-def _number(name: str, value: Any) -> float:
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be a number, got {value!r}")
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {value!r}") from None
-    if number != number:  # NaN
-        raise ValueError(f"{name} must be a number, got {value!r}")
-    return number
+def _seconds(high: float, *, zero: bool = True) -> Check[float]:
+    """Seconds from 0 (or over 0 unless ``zero``) to ``high``; blank ("", as `-s NAME=`
+    gives) means "not set"."""
+    bounds = Bounds(0, high, above_low=not zero)
+    return Check(bounds.parse, _blank, bounds)
 
 
-def _seconds(name: str, value: Any) -> float:
-    seconds = _number(name, value)
-    if seconds < 0:
-        raise ValueError(f"{name} must be >= 0 (seconds), got {value!r}")
-    return seconds
+def _whole(low: int, high: int) -> Check[int]:
+    """A whole number from ``low`` to ``high`` (2.0 and "2" too); blank means "not set"."""
+    bounds = Bounds(low, high, whole=True)
 
+    def parse(name: str, value: Any) -> int:
+        return int(bounds.parse(name, value))
 
-def _positive(name: str, value: Any) -> float:
-    seconds = _number(name, value)
-    if not 0 < seconds < float("inf"):
-        raise ValueError(f"{name} must be a number of seconds > 0, got {value!r}")
-    return seconds
-
-
-def _count(name: str, value: Any) -> int:
-    size = _number(name, value)
-    if not 1 <= size < float("inf") or size != int(size):
-        raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
-    return int(size)
-
-
-def _attempts(name: str, value: Any) -> int:
-    count = _number(name, value)
-    if not 0 <= count < float("inf") or count != int(count):
-        raise ValueError(f"{name} must be a whole number >= 0 (0: never), got {value!r}")
-    return int(count)
+    return Check(parse, _blank, bounds)
 
 
 def _strings(what: str) -> Callable[[str, Any], tuple[str, ...]]:
@@ -199,12 +219,8 @@ def _sources(name: str, value: Any) -> tuple[str, ...]:
     return tuple(path for _order, path in sorted(kept))
 
 
-# A number left blank ("", as `-s NAME=` gives) and an empty item mode mean "not set".
-_SECONDS = Check(_seconds, _blank)
-_POSITIVE = Check(_positive, _blank)
-_COUNT = Check(_count, _blank)
-_ATTEMPTS = Check(_attempts, _blank)
 _SWITCH = Check(switch)
+# An empty item mode means "not set".
 _ITEM_MODE = Check(_item_mode, _empty)
 _ABOVE_MAX = Check(_choice("clamp", "skip"), _empty)
 _FIELD = Check(_field)
@@ -229,49 +245,53 @@ SETTINGS: Mapping[str, Setting[Any]] = {
         Setting(
             "REP_CACHE_LIFETIME",
             _DAY,
-            _SECONDS,
+            _seconds(_YEAR),
             "seconds a fetched result is used without Cache-Control: max-age",
         ),
-        Setting("REP_CACHE_MIN_LIFETIME", 60, _SECONDS, "lower bound for max-age (seconds)"),
-        Setting("REP_CACHE_MAX_LIFETIME", 7 * _DAY, _SECONDS, "upper bound for max-age (seconds)"),
+        Setting("REP_CACHE_MIN_LIFETIME", 60, _seconds(_YEAR), "lower bound for max-age (seconds)"),
+        Setting(
+            "REP_CACHE_MAX_LIFETIME", 7 * _DAY, _seconds(_YEAR), "upper bound for max-age (seconds)"
+        ),
         Setting(
             "REP_STALE_MAX_AGE",
             30 * _DAY,
-            _SECONDS,
+            _seconds(_YEAR),
             "seconds the last good copy may still serve while refreshes fail",
         ),
         Setting(
             "REP_UNREACHABLE_ALLOW_AFTER",
             30 * _DAY,
-            _SECONDS,
+            _seconds(_YEAR),
             "seconds unreachable with no good copy after which everything is allowed (Google's)",
         ),
         Setting(
             "REP_HOLD_TIMEOUT",
             900,
-            _SECONDS,
+            _seconds(_YEAR),
             "seconds a request may wait for its origin's robots.txt before the crawl stops waiting",
         ),
         Setting(
             "REP_GIVE_UP_AFTER",
             3,
-            _ATTEMPTS,
+            _whole(0, 1000),
             "failures in a row after which an idle crawl stops waiting for an origin (0: never)",
         ),
         Setting(
             "REP_RETRY_DELAY",
             30,
-            _SECONDS,
+            _seconds(_DAY),
             "first retry delay after a 5xx or network error; doubles per failure",
         ),
-        Setting("REP_RETRY_FAST_DELAY", 5, _SECONDS, "first retry delay after 429 or 503"),
-        Setting("REP_RETRY_MAX_DELAY", 600, _SECONDS, "cap for retry delays, Retry-After included"),
+        Setting("REP_RETRY_FAST_DELAY", 5, _seconds(_DAY), "first retry delay after 429 or 503"),
+        Setting(
+            "REP_RETRY_MAX_DELAY", 600, _seconds(_DAY), "cap for retry delays, Retry-After included"
+        ),
         # Each attempt: with the default retry schedule an origin whose robots.txt never
         # answers is given up within 3 x 10 + 30 + 60 s (SPEC C4), not 3 x DOWNLOAD_TIMEOUT.
         Setting(
             "REP_FETCH_TIMEOUT",
             10,
-            _POSITIVE,
+            _seconds(_DAY, zero=False),
             "seconds a robots.txt or tdmrep.json download may take (or DOWNLOAD_TIMEOUT if lower)",
         ),
         # What decides where a request comes from and how it looks to the site (its download
@@ -297,7 +317,7 @@ SETTINGS: Mapping[str, Setting[Any]] = {
         Setting(
             "REP_CRAWL_DELAY_MAX",
             30,
-            _SECONDS,
+            _seconds(_DAY),
             "the longest Crawl-delay applied (seconds); a longer one is clamped or skipped",
         ),
         Setting(
@@ -317,13 +337,13 @@ SETTINGS: Mapping[str, Setting[Any]] = {
         Setting(
             "REP_PAUSE_DELAY",
             2,
-            _POSITIVE,
+            _seconds(_DAY, zero=False),
             "first pause without Retry-After (seconds); doubles for each pause in a row",
         ),
         Setting(
             "REP_PAUSE_MAX_DELAY",
             600,
-            _POSITIVE,
+            _seconds(_DAY, zero=False),
             "cap for a pause, Retry-After included (seconds)",
         ),
         # A site still asking after a minute is rarely back within a crawl that has nothing
@@ -331,20 +351,20 @@ SETTINGS: Mapping[str, Setting[Any]] = {
         Setting(
             "REP_PAUSE_GIVE_UP_AFTER",
             60,
-            _SECONDS,
+            _seconds(_YEAR),
             "seconds paused after which an idle crawl stops waiting for the origin (0: never)",
         ),
         Setting(
             "REP_PARSED_CACHE_SIZE",
             4096,
-            _COUNT,
+            _whole(1, 10**9),
             "parsed robots.txt kept in memory per process (least recently used evicted)",
         ),
         # About 10,000 x the median robots.txt size (a few KiB) stays in tens of MiB.
         Setting(
             "REP_MEMORY_STORE_SIZE",
             10000,
-            _COUNT,
+            _whole(1, 10**9),
             "origins the memory:// store keeps (least recently used evicted)",
         ),
         Setting(
@@ -363,13 +383,13 @@ SETTINGS: Mapping[str, Setting[Any]] = {
         Setting(
             "REP_STORE_TIMEOUT",
             2.0,
-            _POSITIVE,
+            _seconds(_DAY, zero=False),
             "seconds one store call may take (Redis socket timeout, SQLite busy timeout)",
         ),
         Setting(
             "REP_HELD_OWNER_TTL",
             30,
-            _POSITIVE,
+            _seconds(_DAY, zero=False),
             "seconds after a fleet process's last heartbeat before a live one adopts its held "
             "requests (Redis REP_STORE only)",
         ),
@@ -378,13 +398,13 @@ SETTINGS: Mapping[str, Setting[Any]] = {
         Setting(
             "REP_LEASE_TTL",
             30,
-            _POSITIVE,
+            _seconds(_DAY, zero=False),
             "seconds a process's claim to fetch an origin's robots.txt lasts",
         ),
         Setting(
             "REP_LEASE_POLL_INTERVAL",
             0.5,
-            _POSITIVE,
+            _seconds(_DAY, zero=False),
             "how often (seconds) a process waiting on another's fetch looks for the result",
         ),
         Setting(

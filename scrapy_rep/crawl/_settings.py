@@ -2,8 +2,8 @@
 
 Each is read through its row of ``scrapy_rep.core.settings.SETTINGS`` (name, default, check,
 meaning; README's settings tables say the same): a bad value raises ValueError naming the
-setting to change. What spans settings or needs Scrapy is checked here: REP_CACHE_MIN_LIFETIME
-against REP_CACHE_MAX_LIFETIME, and ROBOTSTXT_PARSER. ``MiddlewareSettings`` is what the
+setting to change. What spans settings or needs Scrapy is checked here: each minimum against
+its maximum (``_AT_MOST``), and ROBOTSTXT_PARSER. ``MiddlewareSettings`` is what the
 robots.txt middleware runs with (``StoreOptions``, part of it, is what opens its store);
 ``PageSettings`` what the page level runs with. The token settings (REP_USER_AGENTS, with
 ROBOTSTXT_USER_AGENT and USER_AGENT) are the exception: warned about rather than refused, they
@@ -44,6 +44,15 @@ __all__ = [
 _ENTRY_TTL_MARGIN = 86400.0
 #: The parser ROBOTSTXT_PARSER may name with the middleware (the add-on sets it).
 _PARSER = "scrapy_rep.RobotParser"
+#: (a setting, the setting it must not exceed): a minimum or first delay above its cap would be
+#: cut to the cap without a word (``policy.lifetime``, ``policy.retry_delay``,
+#: ``pause.pause_seconds``).
+_AT_MOST = (
+    ("REP_CACHE_MIN_LIFETIME", "REP_CACHE_MAX_LIFETIME"),
+    ("REP_RETRY_DELAY", "REP_RETRY_MAX_DELAY"),
+    ("REP_RETRY_FAST_DELAY", "REP_RETRY_MAX_DELAY"),
+    ("REP_PAUSE_DELAY", "REP_PAUSE_MAX_DELAY"),
+)
 
 
 @dataclass(frozen=True)
@@ -75,6 +84,10 @@ class MiddlewareSettings:
         """Read and check every REP_* knob and ROBOTSTXT_PARSER; a bad value raises ValueError
         naming it."""
         _check_parser_setting(settings.get("ROBOTSTXT_PARSER"))
+        for lower, upper in _AT_MOST:
+            low, high = _setting(settings, lower), _setting(settings, upper)
+            if low > high:
+                raise ValueError(f"{lower} ({low:.15g}) must not exceed {upper} ({high:.15g})")
         limits = Limits(
             cache_lifetime=_setting(settings, "REP_CACHE_LIFETIME"),
             cache_min_lifetime=_setting(settings, "REP_CACHE_MIN_LIFETIME"),
@@ -86,11 +99,6 @@ class MiddlewareSettings:
             retry_max_delay=_setting(settings, "REP_RETRY_MAX_DELAY"),
             give_up_after=_setting(settings, "REP_GIVE_UP_AFTER"),
         )
-        if limits.cache_min_lifetime > limits.cache_max_lifetime:
-            raise ValueError(
-                f"REP_CACHE_MIN_LIFETIME ({limits.cache_min_lifetime:g}) must not exceed "
-                f"REP_CACHE_MAX_LIFETIME ({limits.cache_max_lifetime:g})"
-            )
         return cls(
             limits=limits,
             hold_timeout=_setting(settings, "REP_HOLD_TIMEOUT"),
