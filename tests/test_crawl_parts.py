@@ -215,9 +215,7 @@ def failure_of(deferred: Deferred[Any]) -> BaseException:
 
 def test_backoff_doubles_until_robots_txt_answers_then_releases() -> None:
     # Without giving up (REP_GIVE_UP_AFTER = 0): the requests wait up to REP_HOLD_TIMEOUT.
-    parts = Parts(
-        error(500), error(500), error(500), ok(), limits=replace(LIMITS, give_up_after=0)
-    )
+    parts = Parts(error(500), error(500), error(500), ok(), limits=replace(LIMITS, give_up_after=0))
     request = parts.hold()
     times = attempt_times([500, 500, 500], LIMITS)
     parts.advance(times[-1] + 1)
@@ -661,9 +659,7 @@ def test_an_attempt_of_this_run_that_fails_lets_the_idle_crawl_give_up() -> None
     assert "failed 4 times in a row" in str(failure_of(waiter))
 
 
-def test_an_origin_is_given_up_on_the_tick_while_others_are_waited_for_not_when_disabled() -> (
-    None
-):
+def test_an_origin_is_given_up_on_the_tick_while_others_are_waited_for_not_when_disabled() -> None:
     # Giving up does not wait for the crawl to be idle: another origin still being resolved
     # (b.test, whose fetch never ends) keeps the crawl busy, a.test is given up all the same.
     b_answer: Deferred[Reply] = Deferred()

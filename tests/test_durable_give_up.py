@@ -72,7 +72,7 @@ def test_a_given_up_jobdir_job_keeps_its_requests_and_the_resumed_job_fetches_th
     assert first.stats["elapsed_time_seconds"] < 30
     assert "are kept for the job's next run in" in first.log
     assert "resume the job with the same JOBDIR" in first.log
-    assert "30 request(s) held for robots.txt stay in" in first.log
+    assert "30 held request(s) stay in" in first.log
     assert site.count("/page/", prefix=True) == 0
 
     # The site recovers; the job is resumed with the same JOBDIR (no start requests).

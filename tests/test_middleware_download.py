@@ -167,13 +167,18 @@ def test_engine_download_waits_for_robots_txt_then_is_checked(
 def test_crawl_closes_at_once_with_requests_waiting_for_robots_txt(
     http_server: ScriptedServer, http_server2: ScriptedServer, tmp_path: Path
 ) -> None:
-    # Origin 2's robots.txt answers 500 for ever; with the default REP_HOLD_TIMEOUT (15 min)
+    # Origin 2's robots.txt answers 500 for ever; with the default REP_HOLD_TIMEOUT (15 min),
     # an engine.download caller waits in process_request and another request is held.
     http_server.robots("User-agent: *\nDisallow:\n")
     http_server2.route("/robots.txt", Reply(500))
     waiting, held = http_server2.url("/page/waits"), http_server2.url("/page/held")
     outcome = run_download_spider(
-        http_server.url("/page/1"), [waiting], tmp_path, also=[held], CLOSESPIDER_TIMEOUT=2
+        http_server.url("/page/1"),
+        [waiting],
+        tmp_path,
+        also=[held],
+        CLOSESPIDER_TIMEOUT=2,
+        REP_GIVE_UP_AFTER=0,  # waits up to REP_HOLD_TIMEOUT: the close must end the wait
     )
     assert outcome["reason"] == "closespider_timeout"
     assert outcome["closed"] - outcome["opened"] < 2 + 5
