@@ -15,7 +15,7 @@ from scrapy_rep.core.policy import Limits, honoured, parse_retry_after, retry_de
 NOW = 1_700_000_000.0
 FLOOR, CAP = 2.0, 600.0
 
-#: Every character Unicode calls a decimal digit, in any script ("٣", "３", "𝟗", ...), and the
+#: Every character Unicode calls a decimal digit, in any script (U+0663, U+FF13, ...), and the
 #: Latin-1 superscripts str.isdigit() also takes ("²").
 _DIGIT = st.characters(categories=["Nd"]) | st.sampled_from("\u00b2\u00b3\u00b9")
 
