@@ -70,7 +70,7 @@ class Limits:
     retry_delay: float = default("REP_RETRY_DELAY")
     retry_fast_delay: float = default("REP_RETRY_FAST_DELAY")
     retry_max_delay: float = default("REP_RETRY_MAX_DELAY")
-    #: Server errors in a row after which an idle crawl stops waiting (0: never).
+    #: Server errors in a row after which the crawl stops waiting (0: never).
     give_up_after: int = default("REP_GIVE_UP_AFTER")
 
 

@@ -274,7 +274,7 @@ SETTINGS: Mapping[str, Setting[Any]] = {
             "REP_GIVE_UP_AFTER",
             3,
             _whole(0, 1000),
-            "failures in a row after which an idle crawl stops waiting for an origin (0: never)",
+            "failures in a row after which the crawl stops waiting for an origin (0: never)",
         ),
         Setting(
             "REP_RETRY_DELAY",
@@ -346,13 +346,13 @@ SETTINGS: Mapping[str, Setting[Any]] = {
             _seconds(_DAY, zero=False),
             "cap for a pause, Retry-After included (seconds)",
         ),
-        # A site still asking after a minute is rarely back within a crawl that has nothing
-        # else to do; while other sites are crawled its requests wait up to REP_HOLD_TIMEOUT.
+        # A site still asking after a minute is rarely back within the crawl: its requests are
+        # given up then (kept for the next run where the job is durable), busy crawl or idle.
         Setting(
             "REP_PAUSE_GIVE_UP_AFTER",
             60,
             _seconds(_YEAR),
-            "seconds paused after which an idle crawl stops waiting for the origin (0: never)",
+            "seconds paused after which the crawl stops waiting for the origin (0: never)",
         ),
         Setting(
             "REP_PARSED_CACHE_SIZE",
