@@ -95,7 +95,7 @@ def test_demo_crawl_succeeds_offline_in_seconds(demo: Run) -> None:
     assert "Traceback" not in demo.result.stderr
     crawled = re.findall(r"Crawled \(\d+\) <GET (\S+)>", demo.result.stderr)
     assert crawled and all(url.startswith("http://127.0.0.1:") for url in crawled)
-    # Retry-After 1 on robots.txt and on the paused page: a few seconds, not minutes.
+    # Retry-After 5 on robots.txt and 2 on the paused page: a few seconds, not minutes.
     assert demo.seconds < 30
 
 
@@ -153,10 +153,10 @@ def test_demo_robots_txt_fails_then_recovers_requests_held_not_dropped(demo: Run
     recovered = _section(demo.stdout, "robots.txt failed, then recovered")
     assert recovered.startswith("robots.txt failed, then recovered (SPEC B2): 1 origin(s)\n")
     later = _seconds(
-        r"^      robots.txt requests: 2: HTTP 503 \(Retry-After: 1\); HTTP 200 (\d+\.\d)s later$",
+        r"^      robots.txt requests: 2: HTTP 503 \(Retry-After: 5\); HTTP 200 (\d+\.\d)s later$",
         recovered,
     )
-    assert 0.9 <= later < 5  # Retry-After honoured: not sooner, not REP_RETRY_FAST_DELAY (5s)
+    assert 4.9 <= later < 9  # Retry-After honoured: not sooner, not 5 + 10 s
     assert re.search(
         r"^      held: 2, the requests made while it was unknown or failing .*; "
         r"page requests sent meanwhile: 0$",
@@ -179,10 +179,10 @@ def test_demo_robots_txt_fails_then_recovers_requests_held_not_dropped(demo: Run
 def test_demo_site_pauses_and_fetches_the_page_again(demo: Run) -> None:
     paused = _section(demo.stdout, "Paused origins")
     seconds = _seconds(
-        r"^      paused for (\d+\.\d)s after /busy.html answered HTTP 503 \(Retry-After: 1\)$",
+        r"^      paused for (\d+\.\d)s after /busy.html answered HTTP 503 \(Retry-After: 2\)$",
         paused,
     )
-    assert 0.9 <= seconds < 5
+    assert 1.9 <= seconds < 6
     assert "      /busy.html fetched again after the pause: HTTP 200, nothing lost\n" in paused
     for counted in (
         "robotstxt/pause/paused: 1",

@@ -11,8 +11,8 @@ robots.txt), served by Twisted in the crawl's own reactor. Each shows something:
   ``noindex, nofollow`` (SPEC D);
 - ``docs``: only a ``*`` group, so the demo obeys it ("no group for ...; used *");
 - ``plain``: no robots.txt at all (404), so everything is allowed; its
-  ``/busy.html`` answers 503 with ``Retry-After: 1`` once, so the origin pauses (SPEC H);
-- ``flaky``: its robots.txt answers 503 with ``Retry-After: 1`` once, so its
+  ``/busy.html`` answers 503 with ``Retry-After: 2`` once, so the origin pauses (SPEC H);
+- ``flaky``: its robots.txt answers 503 with ``Retry-After: 5`` once, so its
   requests are held until it is fetched again (SPEC B2).
 
 ``python -m example_project.demo_site`` serves it on its own for a browser.
@@ -48,9 +48,10 @@ Disallow: /admin/
 """,
 }
 
-#: (origin, path) answering "503, Retry-After: 1" the first time, then as usual. One second
-#: keeps the demo short; scrapy-rep honours any Retry-After (up to its caps).
-SLOW_DOWN_ONCE = {("flaky", "/robots.txt"), ("plain", "/busy.html")}
+#: (origin, path) answering "503, Retry-After: <seconds>" the first time, then as usual: the
+#: shortest waits scrapy-rep honours with its defaults (REP_RETRY_FAST_DELAY for robots.txt,
+#: REP_PAUSE_DELAY for a page; a shorter Retry-After counts as none), to keep the demo short.
+SLOW_DOWN_ONCE = {("flaky", "/robots.txt"): b"5", ("plain", "/busy.html"): b"2"}
 
 #: (origin, path) -> the content of its ``<meta name="robots">``.
 META_ROBOTS = {("main", "/search.html"): "noindex, nofollow"}
@@ -116,8 +117,8 @@ class _Origin(Resource):
         uri = request.uri.decode("ascii", "replace")
         if self.site.slows_down(self.name, uri):
             request.setResponseCode(503)
-            request.setHeader(b"retry-after", b"1")
-            return b"busy: come back in a second"
+            request.setHeader(b"retry-after", SLOW_DOWN_ONCE[self.name, uri])
+            return b"busy: come back in a few seconds"
         if uri == "/robots.txt":
             return self._robots(request)
         links = _PAGES[self.name].get(uri)
