@@ -447,12 +447,23 @@ def test_close_lets_everything_go_at_once() -> None:
     assert parts.stats["robotstxt/held_dropped"] == 1  # not silently lost either
 
 
-def test_close_without_a_durable_place_counts_held_requests_as_dropped() -> None:
+def test_close_without_a_durable_place_counts_held_requests_as_dropped(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     parts = Parts(error(500))
     parts.hold("/1"), parts.hold("/2")
+    # b.test answered robots.txt, then its pages asked to slow down: held for its pause.
+    paused = Request("http://b.test/page")
+    assert parts.pauses.answered("http://b.test", paused, 503, None)
+    parts.holds.hold("http://b.test", paused, until=parts.pauses)
     parts.let_go()
     parts.let_go()  # the close signal after a close request: counted once
-    assert parts.stats["robotstxt/held_dropped_on_close"] == 2
+    assert parts.stats["robotstxt/held_dropped_on_close"] == 3
+    # The closing line says what they were waiting for.
+    assert (
+        "Crawl closed with 3 request(s) held (2 waiting for robots.txt, 1 for their origin's "
+        "pause); they were not downloaded"
+    ) in caplog.text
 
 
 def test_expiry_keeps_only_what_was_held_longer_than_the_timeout_for_the_next_run() -> None:
