@@ -34,6 +34,13 @@ Nothing of scrapy_rep is enabled by default: each test passes the settings it ne
 To resume a JOBDIR crawl, call ``run_crawl`` again with the same start list and JOBDIR: start
 requests that were never scheduled are not in the JOBDIR (Scrapy pulls them lazily), and the
 persisted dupefilter skips the ones that were.
+To kill a crawl at a chosen moment (``kill -9``), start it as a :class:`RunningCrawl` and wait
+for a line of its output; ``say_idle=True`` makes it print its stats on every ``spider_idle``:
+
+    crawl = RunningCrawl.start(urls, {"JOBDIR": job}, tmp_path / "first", say_idle=True)
+    crawl.idle_stats(lambda stats: stats.get("robotstxt/pause/paused", 0) >= 1, timeout=60)
+    assert crawl.kill() == -signal.SIGKILL
+
 ``BASE_SETTINGS`` only makes crawls quiet and fast (no telnet or remote control, INFO logs,
 DOWNLOAD_TIMEOUT 15, ROBOTSTXT_OBEY False); JOBDIR, CLOSESPIDER_* etc. are ordinary settings.
 
@@ -78,11 +85,13 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from _crawl_main import IDLE_LINE
 from _servers import ScriptedServer
 
 TESTS_DIR = Path(__file__).resolve().parent
@@ -201,28 +210,25 @@ def run_crawl(
         result_path = Path(tmp, "result.json")
         log_path = Path(tmp, "crawl.log")
         config = {
+            **_config(start_urls, settings, hosts),
             "spider": spider,
             "sitemap_urls": list(sitemap_urls),
-            "settings": {**BASE_SETTINGS, **(settings or {})},
-            "start": [_as_start(s).to_json() for s in start_urls],
             "follow_links": follow_links,
             "follow_meta": dict(follow_meta or {}),
             "items": items,
             "item_meta": list(item_meta),
             "extra": [e.to_json() for e in extra],
-            "hosts": dict(hosts or {}),
             "memory_limit": memory_limit,
             "result": str(result_path),
         }
         config_path = Path(tmp, "config.json")
         config_path.write_text(json.dumps(config), encoding="utf-8")
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS_DIR), *_pythonpath()])}
         with log_path.open("wb") as log_file:
             proc = subprocess.Popen(
                 [sys.executable, str(MAIN), str(config_path)],
                 stdout=log_file,
                 stderr=subprocess.STDOUT,
-                env=env,
+                env=_env(),
                 cwd=tmp,
             )
             interrupted = threading.Event()
@@ -269,9 +275,129 @@ def run_crawl(
         )
 
 
+def _config(
+    start_urls: Sequence[str | Start],
+    settings: Mapping[str, Any] | None,
+    hosts: Mapping[str, str] | None,
+) -> dict[str, Any]:
+    return {
+        "settings": {**BASE_SETTINGS, **(settings or {})},
+        "start": [_as_start(s).to_json() for s in start_urls],
+        "hosts": dict(hosts or {}),
+    }
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS_DIR), *_pythonpath()])}
+
+
 def _pythonpath() -> list[str]:
     existing = os.environ.get("PYTHONPATH")
     return existing.split(os.pathsep) if existing else []
+
+
+class RunningCrawl:
+    """A crawl like ``run_crawl``'s (the harness spider), as a process the test watches and
+    kills: ``start`` it, wait for a line of its output (``wait_for_line``, no polling: a reader
+    thread notifies each line), ``kill`` it. Its output goes to ``workdir/crawl.log`` too.
+
+    ``say_idle=True``: the crawl prints ``IDLE_LINE {stats as JSON}`` on every ``spider_idle``
+    (``idle_stats`` waits for one whose stats pass a test)."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], log_path: Path) -> None:
+        self.proc = proc
+        self.log_path = log_path
+        self._lines: list[str] = []
+        self._ended = False
+        self._changed = threading.Condition()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    @classmethod
+    def start(
+        cls,
+        start_urls: Sequence[str | Start],
+        settings: Mapping[str, Any] | None,
+        workdir: Path,
+        *,
+        hosts: Mapping[str, str] | None = None,
+        say_idle: bool = False,
+    ) -> RunningCrawl:
+        workdir.mkdir(parents=True, exist_ok=True)
+        config = {
+            **_config(start_urls, settings, hosts),
+            "say_idle": say_idle,
+            "result": str(workdir / "result.json"),
+        }
+        config_path = workdir / "config.json"
+        config_path.write_text(json.dumps(config), encoding="utf-8")
+        proc = subprocess.Popen(
+            [sys.executable, str(MAIN), str(config_path)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=_env(),
+            cwd=workdir,
+        )
+        return cls(proc, workdir / "crawl.log")
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        with self.log_path.open("wb") as log:
+            for raw in self.proc.stdout:
+                log.write(raw)
+                log.flush()
+                with self._changed:
+                    self._lines.append(raw.decode("utf-8", "replace").rstrip("\n"))
+                    self._changed.notify_all()
+        with self._changed:
+            self._ended = True
+            self._changed.notify_all()
+
+    def wait_for_line(self, wanted: Callable[[str], bool], timeout: float) -> str | None:
+        """The first line ``wanted`` accepts, waiting for it up to ``timeout`` seconds (None:
+        not within the deadline, or the process ended without printing it)."""
+        deadline = time.monotonic() + timeout
+        seen = 0
+        with self._changed:
+            while True:
+                for line in self._lines[seen:]:
+                    if wanted(line):
+                        return line
+                seen = len(self._lines)
+                left = deadline - time.monotonic()
+                if left <= 0 or self._ended:
+                    return None
+                self._changed.wait(left)
+
+    def idle_stats(
+        self, wanted: Callable[[dict[str, Any]], bool], timeout: float
+    ) -> dict[str, Any]:
+        """The stats of the first ``spider_idle`` (``say_idle``) whose stats ``wanted`` accepts;
+        AssertionError (with the log tail) if none comes within ``timeout`` seconds."""
+
+        def accepted(line: str) -> bool:
+            return line.startswith(IDLE_LINE + " ") and wanted(_idle_stats(line))
+
+        line = self.wait_for_line(accepted, timeout)
+        if line is None:
+            raise CrawlTimeout(
+                f"no such spider_idle within {timeout} s (or the crawl ended first); log tail:\n"
+                + _log_tail(self.log_path.read_text("utf-8", "replace"))
+            )
+        return _idle_stats(line)
+
+    def kill(self, sig: int = signal.SIGKILL) -> int:
+        """Send ``sig`` (SIGKILL) and return the exit code (-sig)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        code = self.proc.wait(timeout=30)
+        self._reader.join(timeout=30)
+        return code
+
+
+def _idle_stats(line: str) -> dict[str, Any]:
+    stats: dict[str, Any] = json.loads(line[len(IDLE_LINE) + 1 :])
+    return stats
 
 
 def _start_interrupt_watcher(

@@ -7,11 +7,13 @@ of {url, meta, dont_filter, priority}),
 ``follow_links`` (bool), ``follow_meta`` (dict), ``items`` (bool: yield one dict item per
 response), ``extra`` (list of {url, at, meta, dont_filter}), ``hosts`` (name → IP for
 ``_resolver.MappedResolver``), ``memory_limit`` (bytes of address space, RLIMIT_AS, or null),
-``result`` (path the JSON result is written to). Written on exit: ``stats``, ``responses``,
-``response_times`` (seconds since spider_opened), ``statuses``, ``errbacks``,
-``reached_downloader``, ``dropped``, ``items`` (scraped, as dicts), ``close_reason``,
-``cpu_time`` (CPU seconds of the crawl process from spider_opened to spider_closed), ``max_rss``
-and ``max_rss_at_open`` (peak RSS in bytes at the end and at spider_opened).
+``say_idle`` (bool: print ``spider idle {stats}`` to stdout, the stats as JSON, on every
+``spider_idle``), ``result`` (path the JSON result is written to). Written on exit:
+``stats``, ``responses``, ``response_times`` (seconds since spider_opened), ``statuses``,
+``errbacks``, ``reached_downloader``, ``dropped``, ``items`` (scraped, as dicts),
+``close_reason``, ``cpu_time`` (CPU seconds of the crawl process from spider_opened to
+spider_closed), ``max_rss`` and ``max_rss_at_open`` (peak RSS in bytes at the end and at
+spider_opened).
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ from scrapy.spiders import SitemapSpider
 from twisted.python.failure import Failure
 
 _RESOLVER = "_resolver.MappedResolver"
+#: What ``say_idle`` prints, then the crawl's stats as JSON.
+IDLE_LINE = "spider idle"
 
 
 class HarnessSpider(scrapy.Spider):
@@ -141,6 +145,9 @@ class HarnessSpider(scrapy.Spider):
         self.crawler.engine.crawl(self._request(entry))
 
     def _on_idle(self, spider: scrapy.Spider) -> None:
+        if self.harness.get("say_idle"):
+            stats = _jsonable(self.crawler.stats.get_stats())
+            print(f"{IDLE_LINE} {json.dumps(stats)}", flush=True)
         if self._pending_extra > 0:
             raise DontCloseSpider
 

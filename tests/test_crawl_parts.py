@@ -15,9 +15,11 @@ from typing import Any
 
 import pytest
 from _schedule import attempt_times
+from scrapy.dupefilters import RFPDupeFilter
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Request
-from scrapy.settings import Settings
+from scrapy.settings import Settings, default_settings
+from scrapy.utils.test import get_crawler
 from twisted.internet import task
 from twisted.internet.defer import Deferred, fail, succeed
 from twisted.python.failure import Failure
@@ -25,6 +27,7 @@ from twisted.python.failure import Failure
 from scrapy_rep.core.policy import Entry, Fetch, Limits
 from scrapy_rep.crawl._cache import OriginState
 from scrapy_rep.crawl._events import Events
+from scrapy_rep.crawl._holds import SEEN_META
 from scrapy_rep.crawl._parts import Parts as BuiltParts
 from scrapy_rep.crawl._parts import build_parts
 from scrapy_rep.crawl._resolver import Resolver
@@ -118,6 +121,9 @@ class DurableHeld:
 
     def origins(self) -> list[str]:
         return self.inner.origins()
+
+    def peek(self) -> list[Request]:
+        return self.inner.peek()
 
     def put_aside(self, origin: str, requests: list[Request]) -> list[Request]:
         self.kept.extend(requests)
@@ -517,6 +523,90 @@ def test_adopted_requests_go_through_this_process_gate() -> None:
     parts.clock.advance(0)
     assert parts.crawled == [adopted]
     assert parts.stats["robotstxt/held_restored"] == 0
+
+
+def scrapy_dupefilter() -> RFPDupeFilter:
+    """Scrapy's own dupefilter, empty (a job killed before it flushed ``requests.seen``)."""
+    settings = {}
+    if getattr(default_settings, "REQUEST_FINGERPRINTER_IMPLEMENTATION", None) == "2.6":
+        settings["REQUEST_FINGERPRINTER_IMPLEMENTATION"] = "2.7"  # Scrapy 2.11's warning
+    return RFPDupeFilter.from_crawler(get_crawler(settings_dict=settings))
+
+
+@pytest.mark.parametrize("stopped", ["gracefully", "killed"])
+def test_restored_requests_the_dupefilter_saw_are_filed_with_it_before_the_spider_starts(
+    stopped: str,
+) -> None:
+    dupefilter = scrapy_dupefilter()
+    if stopped == "gracefully":  # Scrapy flushed requests.seen at close, and read it back
+        dupefilter.request_seen(Request(ORIGIN + "/seen"))
+    held_place = DurableHeld()
+    # Sent back to the gate from the downloader (the dupefilter had let it through), held at
+    # the gate before the scheduler (never seen), and the spider's own dont_filter request.
+    seen = Request(ORIGIN + "/seen", dont_filter=True, meta={SEEN_META: True})
+    unseen = Request(ORIGIN + "/unseen")
+    own = Request(ORIGIN + "/own", dont_filter=True)
+    for request in (seen, unseen, own):
+        held_place.add(ORIGIN, request)
+    parts = Parts()
+    parts.holds.open(held_place, seen=dupefilter.request_seen)
+    refiled = 1 if stopped == "killed" else 0
+    assert parts.stats["robotstxt/held_refiled"] == refiled
+    # Before anything reaches the scheduler: the spider's copy of /seen, yielded again, is a
+    # duplicate; the others are left to whichever copy comes first (/unseen), or pass the
+    # dupefilter anyway (/own, as Scrapy's dont_filter start requests do on every resume).
+    assert dupefilter.request_seen(Request(ORIGIN + "/seen"))
+    assert not dupefilter.request_seen(Request(ORIGIN + "/unseen"))
+    assert not dupefilter.request_seen(Request(ORIGIN + "/own"))
+    parts.clock.advance(0)
+    assert parts.crawled == [seen, unseen, own]  # every held copy goes, as before
+    assert parts.stats["robotstxt/held_refiled"] == refiled  # filed once
+    assert parts.stats["robotstxt/held_restored"] == 3
+
+
+def test_adopted_requests_the_dupefilter_saw_are_filed_as_they_are_sent() -> None:
+    dupefilter = scrapy_dupefilter()
+    held_place = DurableHeld()
+    parts = Parts()
+    parts.holds.open(held_place, seen=dupefilter.request_seen)
+    adopted = Request("http://dead.test/1", dont_filter=True, meta={SEEN_META: True})
+    held_place.add("http://dead.test", adopted)  # what RedisHeld's heartbeat adopts
+    parts.holds.adopted({"http://dead.test": 1})
+    parts.clock.advance(0)
+    assert parts.crawled == [adopted]
+    assert parts.stats["robotstxt/held_refiled"] == 1
+    assert dupefilter.request_seen(Request("http://dead.test/1"))
+
+
+def test_requests_released_in_this_run_are_not_filed_again() -> None:
+    filed: list[Request] = []
+    parts = Parts(ok())
+    parts.holds.open(DurableHeld(), seen=filed.append)
+    # Its origin's pause ended: the dupefilter of this run let it through already.
+    request = Request(ORIGIN + "/page", dont_filter=True, meta={SEEN_META: True})
+    parts.holds.hold(ORIGIN, request)
+    parts.advance(1)
+    assert parts.crawled == [request]
+    assert filed == []
+
+
+def test_a_dupefilter_that_fails_delays_no_restored_request(caplog: Any) -> None:
+    def broken(request: Request) -> bool:
+        raise ConnectionError("the dupefilter's Redis is down")
+
+    held_place = DurableHeld()
+    restored = [
+        Request(ORIGIN + f"/{i}", dont_filter=True, meta={SEEN_META: True}) for i in range(2)
+    ]
+    for request in restored:
+        held_place.add(ORIGIN, request)
+    parts = Parts()
+    with caplog.at_level(logging.WARNING):
+        parts.holds.open(held_place, seen=broken)
+        parts.clock.advance(0)
+    assert parts.crawled == restored
+    assert caplog.text.count("Could not file") == 1
+    assert "the dupefilter's Redis is down" in caplog.text
 
 
 def test_work_held_by_another_fleet_process_is_seen_only_through_a_fleet_place() -> None:

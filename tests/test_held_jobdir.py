@@ -61,6 +61,21 @@ def test_take_returns_an_origins_requests_oldest_first_and_removes_them(
     held.close()
 
 
+@pytest.mark.parametrize("kind", ["memory", "jobdir"])
+def test_peek_reads_every_held_request_and_takes_none(
+    kind: str, tmp_path: Path, spider: HeldSpider
+) -> None:
+    held: HeldRequests = MemoryHeld() if kind == "memory" else JobdirHeld.open(tmp_path, spider)
+    fill(held, spider)
+    peeked = held.peek()
+    assert sorted(urls(peeked)) == sorted([A + "/1", B + "/1", A + "/2", A + "/3", B + "/2"])
+    assert peeked[0].callback == spider.parse and peeked[0].meta["k"] == (1, b"x")
+    assert len(held) == 5
+    assert urls(held.take(A)) == [A + "/1", A + "/2", A + "/3"]
+    assert urls(held.peek()) == [B + "/1", B + "/2"]
+    held.close()
+
+
 def test_requests_survive_reopening_and_the_file_goes_when_empty(
     tmp_path: Path, spider: HeldSpider
 ) -> None:
@@ -132,6 +147,9 @@ def test_a_torn_row_is_a_warning_and_the_rest_is_restored(
         db.execute("UPDATE held SET data = substr(data, 1, 20) WHERE seq = 3")
     held = JobdirHeld.open(tmp_path, spider, stats)
     with caplog.at_level(logging.WARNING):
+        # peek leaves the torn row out quietly: take reports it.
+        assert urls(held.peek()) == [A + "/1", B + "/1", A + "/3", B + "/2"]
+        assert caplog.text == ""
         assert urls(held.take(A)) == [A + "/1", A + "/3"]
     assert "row 3 of" in caplog.text
     assert stats.get_value("robotstxt/held_unreadable") == 1
@@ -148,6 +166,7 @@ def test_unserialisable_requests_stay_in_memory_in_order_with_a_stat(
         held.add(A, Request(A + "/3", meta={"lock": __import__("threading").Lock()}))
     held.add(A, Request(A + "/4"))
     assert len(held) == 4
+    assert sorted(urls(held.peek())) == [A + "/1", A + "/2", A + "/3", A + "/4"]
     assert stats.get_value("robotstxt/held_unserializable") == 2
     assert caplog.text.count("cannot be serialised") == 1  # the first one only, as Scrapy
     assert urls(held.take(A)) == [A + "/1", A + "/2", A + "/3", A + "/4"]

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import signal
+import sqlite3
+from collections import Counter
+from contextlib import closing
 from pathlib import Path
 
-from _crawl import run_crawl
+from _crawl import RunningCrawl, run_crawl
 from _servers import Reply, ScriptedServer
 from test_middleware_basic import settings
 from test_multiprocess_redis import spawn_crawl
+
+from scrapy_rep.storage.held._jobdir import HELD_DB
+
+PAGES = 20
 
 
 def test_kill_9_while_holding_then_resume_fetches_every_held_request(
@@ -41,3 +48,43 @@ def test_kill_9_while_holding_then_resume_fetches_every_held_request(
     assert pending.count("/page/2") == 0
     assert sorted(second.responses) == [pending.url("/page/1"), pending.url("/page/3")]
     assert second.stat("robotstxt/forbidden_before_schedule") == 1
+
+
+def test_kill_9_during_a_pause_then_resume_downloads_each_page_once(
+    http_server: ScriptedServer, tmp_path: Path
+) -> None:
+    site = http_server
+    site.robots("User-agent: *\nAllow: /\n")
+    # Every page says "slow down" for 3 s: the origin pauses and each page goes back to wait,
+    # held in the JOBDIR (those that went out, those in the download slot, the rest).
+    site.outage(Reply(503, headers={"Retry-After": "3"}))
+    job = settings(JOBDIR=str(tmp_path / "job"))
+    urls = [site.url(f"/page/{i}") for i in range(PAGES)]
+    first = RunningCrawl.start(urls, job, tmp_path / "first", say_idle=True)
+    try:
+        # Idle while paused: nothing in the scheduler or the downloader, every page held.
+        first.idle_stats(lambda stats: stats.get("robotstxt/pause/paused", 0) >= 1, timeout=60)
+    finally:
+        assert first.kill() == -signal.SIGKILL
+    assert _held(tmp_path / "job") == PAGES
+    assert site.count("/page/", prefix=True) > 0  # some went out (and got 503)
+    # Scrapy's dupefilter had not flushed the fingerprints of the pages it let through.
+    assert (tmp_path / "job" / "requests.seen").read_text() == ""
+    site.outage(None)
+
+    # Resumed with the same start requests, as `scrapy crawl` does: the held copies (sent with
+    # dont_filter) and the spider's copies (which the dupefilter no longer knows) meet.
+    resumed = run_crawl(urls, job)
+    answered = Counter(s.path for s in site.seen("/page/", prefix=True) if s.status == 200)
+    assert answered == {f"/page/{i}": 1 for i in range(PAGES)}
+    assert sorted(resumed.responses) == sorted(urls)
+    assert resumed.stat("robotstxt/held_restored") == PAGES
+    # One copy of each page filtered; those the dupefilter lost were filed again first.
+    assert resumed.stat("dupefilter/filtered") == PAGES
+    assert resumed.stat("robotstxt/held_refiled") > 0
+
+
+def _held(jobdir: Path) -> int:
+    with closing(sqlite3.connect(jobdir / HELD_DB)) as db:
+        (count,) = db.execute("SELECT COUNT(*) FROM held").fetchone()
+    return int(count)

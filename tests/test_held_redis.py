@@ -124,6 +124,11 @@ def test_a_live_process_adopts_the_requests_of_a_dead_one(client: redis.Redis) -
     assert stats.get_value("robotstxt/held_adopted") == 4
     assert len(live.held) == 5
     assert not live.held.pending_elsewhere()
+    # What a process adopts can be read without taking it (``Holds.open`` files it with the
+    # dupefilter before the spider starts).
+    peeked = live.held.peek()
+    assert sorted(urls(peeked)) == sorted([f"{A}/live", f"{A}/0", f"{A}/1", f"{A}/2", f"{B}/0"])
+    assert len(live.held) == 5
     taken = live.held.take(A)
     assert urls(taken) == [f"{A}/live", f"{A}/0", f"{A}/1", f"{A}/2"]
     assert taken[1].callback == live.spider.parse  # resolved on the adopter's spider
@@ -157,6 +162,7 @@ def test_requests_json_cannot_hold_are_kept_in_memory_in_order(client: redis.Red
     process.held.add(A, Request(f"{A}/3"))
     assert len(process.held) == 3
     assert stats.get_value("robotstxt/held_not_durable") == 1
+    assert sorted(urls(process.held.peek())) == [f"{A}/1", f"{A}/2", f"{A}/3"]
     assert urls(process.held.take(A)) == [f"{A}/1", f"{A}/2", f"{A}/3"]
 
 

@@ -13,6 +13,7 @@ import pytest
 from _crawl import run_crawl
 from _servers import ScriptedServer
 from scrapy.exceptions import NotConfigured
+from scrapy.http import Request
 from scrapy.utils.test import get_crawler
 from test_middleware_basic import MIDDLEWARE, settings
 from twisted.internet.error import ConnectionRefusedError, DNSLookupError, TimeoutError
@@ -23,6 +24,8 @@ from scrapy_rep.core.seen import BoundedSet
 from scrapy_rep.crawl._cache import ROBOTS, OriginCache, OriginState
 from scrapy_rep.crawl._events import Events
 from scrapy_rep.crawl._fetch import describe_failure
+from scrapy_rep.crawl._holds import SEEN_META
+from scrapy_rep.crawl.robotstxt_middleware import _GATED
 
 ORIGIN = "http://example.com"
 
@@ -100,6 +103,24 @@ def test_remembered_fingerprints_are_bounded() -> None:
     assert seen.add(b"\x01") is True
     seen.discard(b"\x01")
     assert seen.add(b"\x01") is True  # forgotten on purpose: new again
+
+
+# -- requests sent back to the gate: did the dupefilter see them? -------------------------------
+
+
+def test_a_request_sent_back_to_the_gate_says_whether_the_dupefilter_saw_it() -> None:
+    mw = middleware()
+    scheduled = Request(ORIGIN + "/a", meta={_GATED: 1})  # passed the gate to the scheduler
+    own = Request(ORIGIN + "/b", dont_filter=True, meta={_GATED: 1})  # the spider's dont_filter
+    downloaded = Request(ORIGIN + "/c")  # an engine.download caller's: never scheduled
+    back = [mw._back_to_gate(request) for request in (scheduled, own, downloaded)]
+    assert back == [scheduled, own, downloaded]
+    assert all(request.dont_filter and _GATED not in request.meta for request in back)
+    # Only the first one's fingerprint is the dupefilter's: a resumed job files it again.
+    assert [request.meta.get(SEEN_META, False) for request in back] == [True, False, False]
+    # Held, released and sent back again (dont_filter now): still marked.
+    scheduled.meta[_GATED] = 2
+    assert mw._back_to_gate(scheduled).meta[SEEN_META] is True
 
 
 # -- log lines as sentences --------------------------------------------------------------------

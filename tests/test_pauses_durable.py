@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -153,8 +154,11 @@ def test_a_job_stopped_during_a_pause_respects_the_rest_of_it_when_resumed(
     after = a.seen("/page/", prefix=True)[before:]
     assert after and min(s.time for s in after) >= paused_at + 10 - 0.2
     assert resumed.stat("robotstxt/pause/followed") == 1
-    fetched = {s.path for s in a.seen("/page/", prefix=True) if s.status == 200}
-    assert fetched == {f"/page/{i}" for i in range(PAGES)}
+    # Each page once: the held copies go, the spider's start requests yielded again are
+    # filtered by the dupefilter Scrapy saved when the job stopped (nothing to file again).
+    answered = Counter(s.path for s in a.seen("/page/", prefix=True) if s.status == 200)
+    assert answered == {f"/page/{i}": 1 for i in range(PAGES)}
+    assert resumed.stat("robotstxt/held_refiled") == 0
 
 
 def _scrapy_robots(url: str, jobdir: Path, cwd: Path) -> str:

@@ -25,6 +25,7 @@ __all__ = [
     "HELD_KEPT",
     "HELD_NOT_DURABLE",
     "HELD_PERSISTED",
+    "HELD_REFILED",
     "HELD_RESTORED",
     "HELD_UNREADABLE",
     "HELD_UNSERIALIZABLE",
@@ -159,6 +160,9 @@ HELD_PERSISTED = "robotstxt/held_persisted"
 #: JOBDIR or Redis for the job's next run instead of being dropped.
 HELD_KEPT = "robotstxt/held_kept_for_next_run"
 HELD_RESTORED = "robotstxt/held_restored"
+#: Restored or adopted held requests the dupefilter had seen but no longer knew (a JOBDIR job
+#: killed before Scrapy flushed ``requests.seen``, another process's): filed with it again.
+HELD_REFILED = "robotstxt/held_refiled"
 #: Requests a stopped or dead fleet process held, adopted by this one (Redis).
 HELD_ADOPTED = "robotstxt/held_adopted"
 #: Held requests kept in this process's memory only: not JSON-storable or Redis down.

@@ -37,6 +37,7 @@ __all__ = [
     "count_response",
     "download",
     "downloader_slot",
+    "dupefilter",
     "dupefilter_seen",
     "leave_active",
     "process_request",
@@ -228,6 +229,15 @@ def close_requested(engine: Any) -> bool:
     return slot is None or getattr(slot, "closing", None) is not None
 
 
+def dupefilter(engine: Any) -> Any:
+    """The running scheduler's dupefilter (``df``), or None (no engine, or a scheduler without
+    one). Every version's scheduler (``engine._slot`` on Scrapy >= 2.13, ``engine.slot``
+    before) keeps it in ``df``, as scrapy-redis's does; its ``request_seen(request)`` is the
+    public dupefilter API (``BaseDupeFilter``)."""
+    scheduler = getattr(_engine_slot(engine), "scheduler", None) if engine is not None else None
+    return getattr(scheduler, "df", None)
+
+
 def dupefilter_seen(engine: Any) -> tuple[Callable[[Request], Any], Collection[Any]] | None:
     """The running scheduler's dupefilter, when it is Scrapy's own ``RFPDupeFilter``: the
     fingerprint function it files requests by and the set it files them in (``request_seen``
@@ -239,19 +249,18 @@ def dupefilter_seen(engine: Any) -> tuple[Callable[[Request], Any], Collection[A
     overridden; earlier versions keep their hex form, ``request_fingerprint``, in
     ``fingerprints``.
     """
-    scheduler = getattr(_engine_slot(engine), "scheduler", None) if engine is not None else None
-    dupefilter = getattr(scheduler, "df", None)
-    if type(dupefilter) is not RFPDupeFilter:
+    found = dupefilter(engine)
+    if type(found) is not RFPDupeFilter:
         return None
-    state = vars(dupefilter)
+    state = vars(found)
     raw = state.get("_fingerprints")
     if isinstance(raw, set):
         if state.get("_legacy_fingerprint"):
             return None
-        return dupefilter.fingerprinter.fingerprint, raw
+        return found.fingerprinter.fingerprint, raw
     hexed = state.get("fingerprints")
     if isinstance(hexed, set):
-        return dupefilter.request_fingerprint, hexed
+        return found.request_fingerprint, hexed
     return None
 
 

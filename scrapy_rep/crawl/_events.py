@@ -162,6 +162,8 @@ class Events:
         self._kept: BoundedSet[str] = BoundedSet()
         # Kinds of internal error logged (each once: ``fetch_broke``, ``contained``).
         self._broke: BoundedSet[str] = BoundedSet()
+        # A restored request could not be filed with the dupefilter (one WARNING).
+        self._not_filed = False
 
     def _extra(self) -> dict[str, object]:
         return {"spider": self._spider()}
@@ -366,6 +368,19 @@ class Events:
         self._stats.inc_value(RELEASE_FAILED)
         logger.warning(
             "Could not send %s back to the scheduler (%s): it stays held and is retried",
+            request,
+            error,
+            extra=self._extra(),
+        )
+
+    def not_filed(self, request: Request, error: BaseException) -> None:
+        """A restored request could not be filed with the dupefilter (once: the rest alike)."""
+        if self._not_filed:
+            return
+        self._not_filed = True
+        logger.warning(
+            "Could not file %s with the dupefilter (%s): the spider's own copy of it, if it "
+            "makes one again, may be downloaded too (further such failures are not logged)",
             request,
             error,
             extra=self._extra(),

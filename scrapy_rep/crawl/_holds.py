@@ -28,6 +28,15 @@ process) or are counted as dropped. Re-scheduling is done one request at a time:
 scheduler backend down) is held again and tried on the next tick, so no request is lost and no
 error escapes.
 
+Scrapy's dupefilter saw a request that went to the scheduler before it was held (sent back to
+the gate from the downloader: its origin paused, or became unknown); such a request is sent
+again with ``dont_filter`` (``SEEN_META``). A run that restores it (or a process that adopts it)
+files its fingerprint with its own dupefilter before anything else reaches it: after a
+``kill -9`` Scrapy's JOBDIR dupefilter has lost the fingerprints it had not flushed to
+``requests.seen``, and the spider's start requests, yielded again, would be downloaded as well
+as the held copies. Filed, the spider's copies are filtered as duplicates, as after a graceful
+stop.
+
 Each held request is counted once per fate (``robotstxt/held`` = ``released`` +
 ``held_dropped`` + ``held_kept_for_next_run`` + ``held_persisted`` + ``held_dropped_on_close``
 once the crawl has closed): requests restored from an earlier run or adopted from a dead fleet
@@ -44,7 +53,7 @@ from twisted.internet import task
 from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
-from scrapy_rep.core.stats import GAVE_UP, HELD, RELEASED
+from scrapy_rep.core.stats import GAVE_UP, HELD, HELD_REFILED, RELEASED
 from scrapy_rep.crawl._events import Why, hold_timeout_reason
 from scrapy_rep.storage.held import HeldRequests, MemoryHeld
 
@@ -59,7 +68,13 @@ if TYPE_CHECKING:
     from scrapy_rep.crawl._pauses import Pauses
     from scrapy_rep.crawl._resolver import Resolver
 
-__all__ = ["Awaited", "Holds"]
+__all__ = ["SEEN_META", "Awaited", "Holds"]
+
+#: Meta key of a held request the scheduler's dupefilter saw (it passed the gate to the
+#: scheduler, not ``dont_filter``, before it was sent back to the gate and held): it goes to
+#: the scheduler again with ``dont_filter``, and a run that restores it files its fingerprint
+#: with the dupefilter first (``Holds.open``).
+SEEN_META = "_rep_seen"
 
 
 class Awaited(Protocol):
@@ -120,17 +135,27 @@ class Holds:
         self._unsent: set[str] = set()
         # Requests put aside for the job's next run (given up, held too long).
         self._kept = 0
+        # The scheduler's dupefilter's ``request_seen`` (given by ``open``).
+        self._seen: Callable[[Request], object] | None = None
         self._closed = False
         self._tick = task.LoopingCall(self.tick)
         self._tick.clock = cast(Any, clock)
 
-    def open(self, held: HeldRequests) -> None:
+    def open(self, held: HeldRequests, seen: Callable[[Request], object] | None = None) -> None:
         """Use ``held`` (opened when the spider opens); what an earlier run left there goes
-        back to the scheduler, through the gate again."""
+        back to the scheduler, through the gate again, on the next reactor turn.
+
+        ``seen``: the scheduler's dupefilter's ``request_seen``. Every one of those requests
+        the dupefilter saw before it was held (``SEEN_META``) is filed with it now, before the
+        spider's first request reaches it."""
         self._held = held
+        self._seen = seen
         count = len(held)
         if count and not self._pending:  # pending already: adopted, counted as such
             self._events.restored(count)
+        if count and seen is not None:
+            for request in held.peek():
+                self._file(request)
         self._pending.update(held.origins())
         if self._pending:
             self._clock.callLater(0, self._send_pending)
@@ -239,6 +264,9 @@ class Holds:
             return
         sent = 0
         for request in self._held.take(origin):
+            if not released:
+                # Restored (filed at ``open`` already) or adopted from another process.
+                self._file(request)
             try:
                 self._crawl(request)
             except Exception as exc:
@@ -251,6 +279,22 @@ class Holds:
                 sent += 1
         if sent and released:
             self._events.count(RELEASED, sent)
+
+    def _file(self, request: Request) -> None:
+        """If the dupefilter saw ``request`` before it was held (``SEEN_META``), file its
+        fingerprint with this crawl's dupefilter: the spider's own copy (a start request
+        yielded again by a resumed job) is then filtered as a duplicate, while this one
+        (``dont_filter``) goes. Counted when the dupefilter did not have it (lost in a
+        ``kill -9``, or another process's)."""
+        if self._seen is None or not request.meta.get(SEEN_META):
+            return
+        try:
+            known = self._seen(request)
+        except Exception as exc:  # a dupefilter whose backend is down (scrapy-redis's)
+            self._events.not_filed(request, exc)
+            return
+        if not known:
+            self._events.count(HELD_REFILED)
 
     def _send_pending(self) -> None:
         for origin in sorted(self._unsent):

@@ -52,6 +52,7 @@ from scrapy_rep.crawl._cache import RUN, DocumentKind, OriginKeys, OriginReport,
 from scrapy_rep.crawl._drops import Drops
 from scrapy_rep.crawl._events import Events
 from scrapy_rep.crawl._fetch import Fetcher, describe_failure
+from scrapy_rep.crawl._holds import SEEN_META
 from scrapy_rep.crawl._parts import UsageResolver, build_parts
 from scrapy_rep.crawl._pauses import DONT_PAUSE_META, PROBE_META, route
 from scrapy_rep.crawl._resolver import Resolver
@@ -323,7 +324,11 @@ class RobotsTxtMiddleware:
 
     def _back_to_gate(self, request: Request) -> Request:
         """``request`` sent back to the scheduler, to pass the gate again (which may hold it).
-        The dupefilter saw it once already."""
+        The dupefilter saw it once already (if it passed the gate to the scheduler and was not
+        ``dont_filter``): marked so, a run that restores it files it with the dupefilter again
+        (``Holds.open``)."""
+        if not request.dont_filter and _GATED in request.meta:
+            request.meta[SEEN_META] = True
         request.dont_filter = True
         request.meta.pop(_GATED, None)
         request.meta.pop(PROBE_META, None)
@@ -675,7 +680,10 @@ class RobotsTxtMiddleware:
             on_adopted=self._holds.adopted,
             owner_ttl=self._config.held_owner_ttl,
         )
-        self._holds.open(held)
+        # Before any request reaches the scheduler: the dupefilter gets the fingerprints of
+        # restored requests it saw in the earlier run (lost if that run was killed).
+        dupefilter = _compat.dupefilter(self.crawler.engine)
+        self._holds.open(held, seen=getattr(dupefilter, "request_seen", None))
         self._first_through = held.next_run is None
         self._dupefilter_seen = _compat.dupefilter_seen(self.crawler.engine)
         if not self._pause_on:

@@ -28,6 +28,11 @@ class HeldRequests(Protocol):
     def origins(self) -> list[str]:
         """Origins that have requests (read at resume and after adoption)."""
 
+    def peek(self) -> list[Request]:
+        """Every request held for this run, taking none (read when the spider opens: what an
+        earlier run or a dead fleet process left). One that cannot be read back is left out
+        here; ``take`` reports it."""
+
     def put_aside(self, origin: str, requests: list[Request]) -> list[Request]:
         """Keep ``requests`` (taken for ``origin``) for the job's next run, out of this run's
         way; return those that cannot be kept (they are dropped)."""

@@ -135,6 +135,15 @@ class JobdirHeld:
         stored = {row[0] for row in self._db.execute("SELECT DISTINCT origin FROM held")}
         return sorted(stored | self._spill.origins())
 
+    def peek(self) -> list[Request]:
+        found = []
+        for (data,) in self._db.execute("SELECT data FROM held ORDER BY seq"):
+            try:
+                found.append(self._loads(data))
+            except Exception:  # ``take`` counts and reports it
+                continue
+        return found + self._spill.peek()
+
     def put_aside(self, origin: str, requests: list[Request]) -> list[Request]:
         rows, lost = [], []
         for request in requests:
@@ -194,10 +203,13 @@ class JobdirHeld:
                 extra={"spider": self._spider},
             )
 
+    def _loads(self, data: bytes) -> Request:
+        # Our own JOBDIR file, as Scrapy's disk queues unpickle theirs.
+        return request_from_dict(pickle.loads(data), spider=self._spider)
+
     def _load(self, data: bytes, where: str) -> Request | None:
         try:
-            # Our own JOBDIR file, as Scrapy's disk queues unpickle theirs.
-            return request_from_dict(pickle.loads(data), spider=self._spider)
+            return self._loads(data)
         except Exception as exc:  # torn row, or its callback no longer exists on the spider
             _count(self._stats, HELD_UNREADABLE)
             logger.warning(

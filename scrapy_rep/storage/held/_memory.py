@@ -35,6 +35,9 @@ class Spill:
     def origins(self) -> set[str]:
         return set(self._held)
 
+    def peek(self) -> list[Request]:
+        return [request for held in self._held.values() for _seq, request in held]
+
     def __len__(self) -> int:
         return self._count
 
@@ -55,6 +58,9 @@ class MemoryHeld:
 
     def origins(self) -> list[str]:
         return sorted(self._spill.origins())
+
+    def peek(self) -> list[Request]:
+        return self._spill.peek()
 
     def put_aside(self, origin: str, requests: list[Request]) -> list[Request]:
         return requests  # memory dies with the process: nothing can wait for the next run

@@ -243,6 +243,27 @@ class RedisHeld:
     def origins(self) -> list[str]:
         return sorted({o for o, n in self._durable.items() if n} | self._spill.origins())
 
+    def peek(self) -> list[Request]:
+        found = self._spill.peek()
+        if not self._durable or self._clock.seconds() < self._down_until:
+            return found
+        try:
+            pipe = self._client.pipeline(transaction=False)
+            for origin in self._durable:
+                pipe.lrange(self._list_key(origin), 0, -1)
+            lists = cast("list[list[bytes]]", pipe.execute())
+        except Exception as exc:  # redis.RedisError, OSError
+            self._failed(exc)
+            return found
+        self._recovered()
+        for items in lists:
+            for data in items:
+                try:
+                    found.append(_codec.loads(data, self._spider)[1])
+                except Exception:  # ``take`` counts and reports it
+                    continue
+        return found
+
     def put_aside(self, origin: str, requests: list[Request]) -> list[Request]:
         items, lost = [], []
         for request in requests:
