@@ -228,3 +228,24 @@ def test_scrapys_default_user_agent_is_warned_about_once(sites: list[Site]) -> N
         "has no URL describing the crawler"
         in run_crawl([a.url("/page/3")], no_url, hosts=HOSTS).log
     )
+
+
+def test_the_first_request_waits_for_the_spider_opened_handler(http_server: ScriptedServer) -> None:
+    # RobotsTxtMiddleware's spider_opened handler (an ``async def``) awaits the first read of
+    # the pauses the store keeps: every Scrapy release must await it before the first request
+    # (here the read answers 1.5 s late; the harness's clock starts at spider_opened).
+    from _slow_open import DELAY
+
+    http_server.robots("User-agent: *\nAllow: /\n")
+    settings = {
+        "ROBOTSTXT_OBEY": True,
+        "DOWNLOADER_MIDDLEWARES": {
+            "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+            "_slow_open.SlowPausesMiddleware": 100,
+            "scrapy_rep.RobotsTxtGuard": 950,
+        },
+    }
+    result = run_crawl([http_server.url("/page/1")], settings)
+    assert result.responses == [http_server.url("/page/1")]
+    assert result.response_times[0] >= DELAY
+    assert "returned a Deferred" not in result.log

@@ -670,7 +670,9 @@ class RobotsTxtMiddleware:
         ):
             raise DontCloseSpider
 
-    def _on_opened(self, spider: Spider) -> Deferred[None] | None:
+    async def _on_opened(self, spider: Spider) -> None:
+        # An ``async def`` that awaits, as _on_closed: the form every supported Scrapy awaits
+        # without a warning (from 2.14 a handler returning a Deferred is deprecated).
         held = open_held(
             self._config.store,
             jobdir=self.crawler.settings.get("JOBDIR"),
@@ -687,13 +689,13 @@ class RobotsTxtMiddleware:
         self._first_through = held.next_run is None
         self._dupefilter_seen = _compat.dupefilter_seen(self.crawler.engine)
         if not self._pause_on:
-            return None
+            return
         guard = _compat.downloader_middleware(self.crawler, RobotsTxtGuard)
         if guard is not None:
             guard.pages = self
             self.crawler.signals.connect(self._on_downloaded, signal=signals.response_downloaded)
-        # The engine awaits it: the first request waits for the pauses the store keeps.
-        return self._pauses.open()
+        # The engine awaits this handler: the first request waits for the pauses the store keeps.
+        await maybe_deferred_to_future(self._pauses.open())
 
     async def _on_closed(self, spider: Spider, reason: str = "") -> None:
         # Every waiting request let go, then no more fetches (if a close request did not
