@@ -14,6 +14,7 @@ import shlex
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,13 +25,36 @@ REPO = Path(__file__).resolve().parent.parent
 PROJECT = REPO / "example_project"
 
 
-def scrapy(*args: str, cwd: Path = PROJECT) -> subprocess.CompletedProcess[str]:
-    env = {
+#: Every run here is ``python -W error::scrapy.exceptions.ScrapyDeprecationWarning -W
+#: default::DeprecationWarning -m scrapy ARGS``, as a user checking for deprecations would run
+#: it. Python reads the category of a ``-W`` option while it starts, before Scrapy can be
+#: imported, and ignores that first one ("Invalid -W option ignored: invalid module name:
+#: 'scrapy.exceptions'"): so the run installs the same filter itself, then runs Scrapy's
+#: command line (what ``python -m scrapy`` runs). A deprecation then raises where it is warned:
+#: Scrapy logs it as an ERROR with a traceback (a signal handler's) or the command fails.
+STRICT_WARNINGS = """\
+import sys
+import warnings
+from scrapy.exceptions import ScrapyDeprecationWarning
+warnings.filterwarnings("error", category=ScrapyDeprecationWarning)
+from scrapy.cmdline import execute
+sys.argv[0] = "scrapy"
+execute()
+"""
+
+
+def _env() -> dict[str, str]:
+    return {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
     }
+
+
+def scrapy(*args: str, cwd: Path = PROJECT) -> subprocess.CompletedProcess[str]:
+    """``scrapy ARGS`` in ``cwd``, with the warnings filters of ``STRICT_WARNINGS``."""
+    env = _env()
     return subprocess.run(
-        [sys.executable, "-m", "scrapy", *args],
+        [sys.executable, "-W", "default::DeprecationWarning", "-c", STRICT_WARNINGS, *args],
         cwd=cwd,
         env=env,
         capture_output=True,
@@ -65,6 +89,82 @@ def demo() -> Run:
 @pytest.fixture(scope="module")
 def demo_train_ai() -> Run:
     return crawl_demo("-a", "purpose=train-ai")
+
+
+#: The WARNING lines of ``scrapy crawl demo`` (with or without ``-a purpose=train-ai``), each
+#: given once, with its cause: README's "Try it" section lists them. Any other WARNING, an
+#: ERROR, a traceback or a Python warning (a deprecation) fails the tests below.
+DEMO_WARNINGS = {
+    # The flaky origin's robots.txt answers 503 with Retry-After: 5 once: its requests are held,
+    # not dropped, while robots.txt is asked again (SPEC B2).
+    "held": re.compile(
+        r"\[scrapy_rep\.crawl\.robotstxt_middleware\] WARNING: Waiting for the robots\.txt of "
+        r"http://127\.0\.0\.1:\d+ \(unreachable: HTTP 503\): its requests are held until it "
+        r"answers, "
+    ),
+    # ... and 5 s later answers 200: the held requests are crawled.
+    "recovered": re.compile(
+        r"\[scrapy_rep\.crawl\.robotstxt_middleware\] WARNING: robots\.txt of "
+        r"http://127\.0\.0\.1:\d+ is reachable again$"
+    ),
+    # The plain origin's /busy.html answers 503 with Retry-After: 2 once: the origin pauses for
+    # 2 s, then the page is fetched again (SPEC H).
+    "paused": re.compile(
+        r"\[scrapy_rep\.crawl\.robotstxt_middleware\] WARNING: Pausing http://127\.0\.0\.1:\d+ "
+        r"for 2s: HTTP 503 with Retry-After 2s at /busy\.html\. "
+    ),
+}
+
+#: A line that warns: a log record at WARNING or above, a Python warning as the warnings module
+#: prints it ("…/signal.py:191: ScrapyDeprecationWarning: …"), or a traceback.
+_WARNS = re.compile(r" (?:WARNING|ERROR|CRITICAL): |\w+Warning: |^Traceback ")
+
+
+def check_warnings(stderr: str, allowed: dict[str, re.Pattern[str]]) -> None:
+    """The lines of ``stderr`` that warn are those ``allowed`` expects, each once."""
+    warned = [line for line in stderr.splitlines() if _WARNS.search(line)]
+    python_warnings = [line for line in warned if re.search(r"\w+Warning: ", line)]
+    assert not [line for line in python_warnings if "scrapy_rep" in line], stderr
+    unexplained = [line for line in warned if not any(p.search(line) for p in allowed.values())]
+    assert unexplained == [], stderr
+    counts = {name: sum(bool(p.search(line)) for line in warned) for name, p in allowed.items()}
+    assert counts == dict.fromkeys(allowed, 1), stderr
+
+
+@pytest.mark.parametrize("run", ["demo", "demo_train_ai"])
+def test_demo_warns_only_of_what_readme_lists(run: str, request: pytest.FixtureRequest) -> None:
+    demo: Run = request.getfixturevalue(run)
+    check_warnings(demo.result.stderr, DEMO_WARNINGS)
+
+
+@pytest.fixture
+def demo_site() -> Iterator[dict[str, str]]:
+    """The demo site served on its own (``python -m example_project.demo_site``) while the test
+    runs: origin name -> its URL, ending in "/"."""
+    process = subprocess.Popen(
+        [sys.executable, "-u", "-m", "example_project.demo_site"],
+        cwd=PROJECT,
+        env=_env(),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        urls = dict(process.stdout.readline().strip().split(": ", 1) for _ in range(4))
+        assert set(urls) == {"main", "docs", "plain", "flaky"}, urls
+        yield urls
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_robots_command_on_the_demo_site_warns_of_nothing(demo_site: dict[str, str]) -> None:
+    url = f"{demo_site['main']}blog/"
+    result = scrapy("robots", url)
+    assert result.returncode == 0, result.stderr
+    assert f"ALLOWED  {url}\n" in result.stdout
+    assert "  source: " in result.stdout and "/robots.txt: fetched, HTTP 200" in result.stdout
+    check_warnings(result.stderr, {})
 
 
 def _section(report: str, title: str) -> str:
