@@ -4,6 +4,8 @@ The one line that turns scrapy-rep on is ``ADDONS``; the rest is an ordinary,
 polite Scrapy project.
 """
 
+import scrapy
+
 BOT_NAME = "example_project"
 
 SPIDER_MODULES = ["example_project.spiders"]
@@ -26,5 +28,7 @@ DOWNLOAD_TIMEOUT = 30
 TELNETCONSOLE_ENABLED = False
 FEED_EXPORT_ENCODING = "utf-8"
 
-# Silences a deprecation warning on Scrapy < 2.12 (ignored by newer versions).
-REQUEST_FINGERPRINTER_IMPLEMENTATION = "2.7"
+# Scrapy 2.11 warns unless this is set to "2.7"; 2.12 and 2.13 warn when it is set at all
+# (newer versions ignore it): set only where it is needed.
+if scrapy.version_info < (2, 12):
+    REQUEST_FINGERPRINTER_IMPLEMENTATION = "2.7"
