@@ -447,3 +447,42 @@ def test_demo_with_start_url_crawls_that_site_only(http_server: ScriptedServer) 
     # The demo site's own shows are not on this site.
     for title in ("robots.txt failed, then recovered", "Paused origins", "Try it offline"):
         assert title not in report
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        (
+            "REP_FETCH_TIMEOUT=ten",
+            "REP_FETCH_TIMEOUT must be a number of seconds over 0, up to 86400, got 'ten'",
+        ),
+        (
+            "REP_USAGE_PURPOSES=nonsense-purpose",
+            "REP_USAGE_PURPOSES: unknown usage label(s) 'nonsense-purpose': the labels of "
+            "draft-ietf-aipref-vocab-08 are train-ai, ai-use, search (a list of them or a "
+            "comma-separated string)",
+        ),
+        (
+            "REP_STORE=mysql://x",
+            "REP_STORE='mysql://x' is not a store URL: use 'memory://', "
+            "'sqlite:///path/to/robots.sqlite3' or 'redis://host:port/db'",
+        ),
+    ],
+    ids=["word for seconds", "unknown purpose", "unknown store"],
+)
+def test_bad_setting_stops_scrapy_crawl_before_any_request(
+    http_server: ScriptedServer, setting: str, message: str
+) -> None:
+    # `scrapy crawl` itself: its exit code is Scrapy's command's, and what the user reads first
+    # is scrapy-rep's ERROR line, before the traceback each Scrapy release prints its own way.
+    http_server.links("/", ["/page"])
+    result = scrapy("crawl", "demo", "-a", f"start_url={http_server.url('/')}", "-s", setting)
+    assert result.returncode != 0, result.stderr
+    assert http_server.paths() == []
+    errors = [line for line in result.stderr.splitlines() if " ERROR: " in line]
+    assert errors, result.stderr
+    assert errors[0].endswith(
+        f" [scrapy_rep] ERROR: {message}. The crawl stops before its first request."
+    )
+    assert "Traceback" in result.stderr  # Scrapy's report follows, after that line
+    assert result.stderr.index(errors[0]) < result.stderr.index("Traceback")

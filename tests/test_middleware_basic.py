@@ -13,6 +13,7 @@ from _servers import ScriptedServer
 from scrapy.settings import Settings
 
 from scrapy_rep.crawl._settings import MiddlewareSettings
+from scrapy_rep.crawl.guard_middleware import GUARD
 
 MIDDLEWARE: dict[str, Any] = {
     "ROBOTSTXT_OBEY": True,
@@ -99,10 +100,31 @@ def test_robotstxt_obey_false_disables_the_middleware(http_server: ScriptedServe
 
 
 # A few of each kind in real crawls (tests/test_settings_table.py checks every setting): a
-# negative, inf (as `-s` gives it), nan, a minimum above its maximum.
+# negative, inf (as `-s` gives it), nan, a minimum above its maximum, a word where seconds are
+# expected, an unknown purpose, a store URL of an unknown kind, the guard missing. The user's
+# first ERROR line says it all (setting, value, what is accepted), before Scrapy's traceback.
 @pytest.mark.parametrize(
     ("bad", "message"),
     [
+        (
+            {"REP_FETCH_TIMEOUT": "ten"},
+            "REP_FETCH_TIMEOUT must be a number of seconds over 0, up to 86400, got 'ten'",
+        ),
+        (
+            {"REP_USAGE_PURPOSES": ["nonsense-purpose"]},
+            "REP_USAGE_PURPOSES: unknown usage label(s) 'nonsense-purpose': the labels of "
+            "draft-ietf-aipref-vocab-08 are train-ai, ai-use, search (a list of them or a "
+            "comma-separated string)",
+        ),
+        (
+            {"REP_STORE": "mysql://x"},
+            "REP_STORE='mysql://x' is not a store URL: use 'memory://', "
+            "'sqlite:///path/to/robots.sqlite3' or 'redis://host:port/db'",
+        ),
+        (
+            {"DOWNLOADER_MIDDLEWARES": {**MIDDLEWARE["DOWNLOADER_MIDDLEWARES"], GUARD: None}},
+            f'add "{GUARD}": 950, to DOWNLOADER_MIDDLEWARES',
+        ),
         (
             {"REP_HOLD_TIMEOUT": -1},
             "REP_HOLD_TIMEOUT must be a number of seconds from 0 to 31536000, got -1",
@@ -120,13 +142,17 @@ def test_robotstxt_obey_false_disables_the_middleware(http_server: ScriptedServe
             "REP_PAUSE_DELAY (100) must not exceed REP_PAUSE_MAX_DELAY (1)",
         ),
     ],
-    ids=["negative", "inf", "nan", "min above max"],
+    ids=["word", "purpose", "store", "no guard", "negative", "inf", "nan", "min above max"],
 )
 def test_bad_setting_fails_the_crawl_naming_it(
     http_server: ScriptedServer, bad: dict[str, Any], message: str
 ) -> None:
     result = run_crawl([http_server.url("/page/a")], settings(**bad), check=False)
-    assert message in result.log
+    errors = [line for line in result.log.splitlines() if " ERROR: " in line]
+    assert errors, result.log
+    assert " [scrapy_rep] ERROR: " in errors[0] and message in errors[0]
+    assert errors[0].endswith(". The crawl stops before its first request.")
+    assert result.exit_code != 0
     assert http_server.paths() == []  # stopped at startup: not even robots.txt was asked for
 
 

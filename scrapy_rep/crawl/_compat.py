@@ -39,6 +39,7 @@ __all__ = [
     "downloader_slot",
     "dupefilter",
     "dupefilter_seen",
+    "fail_startup",
     "leave_active",
     "process_request",
     "rejoin_active",
@@ -210,6 +211,18 @@ def take_queued(engine: Any, wanted: Callable[[Request], bool]) -> list[tuple[Re
             queue.extend(kept)
             taken.extend(found)
     return taken
+
+
+def fail_startup(crawler: Any) -> None:
+    """Make ``scrapy crawl`` exit non-zero for the exception a component is about to raise
+    while the crawl starts (a setting refused).
+
+    Scrapy 2.19 fails the run for any such exception, and 2.11's ``crawl`` fails at once (its
+    command exits 1); Scrapy 2.12 to 2.18 (2.13 and 2.14 checked) tell a failed start only by
+    the crawler having no spider (``bootstrap_failed``), and the spider exists by then: they
+    exit 0 (scrapy/scrapy#7092). The crawler is not used again: its engine was never made.
+    """
+    crawler.spider = None
 
 
 def close_requested(engine: Any) -> bool:

@@ -12,6 +12,9 @@ are read once per settings object by ``scrapy_rep.crawl._tokens.settings_tokens`
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +25,7 @@ from scrapy_rep.core.policy import Limits
 from scrapy_rep.core.purpose import NO_PURPOSE, Purpose
 from scrapy_rep.core.settings import SETTINGS, default, switch
 from scrapy_rep.core.sources import UsageDocument
+from scrapy_rep.crawl import _compat
 from scrapy_rep.crawl.robot_parser import RobotParser
 from scrapy_rep.storage.options import (
     DEFAULT_ENTRY_TTL,
@@ -30,15 +34,22 @@ from scrapy_rep.storage.options import (
 )
 
 if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
 
 __all__ = [
     "MiddlewareSettings",
     "PageSettings",
+    "SettingError",
     "purpose",
+    "refused_at_startup",
     "store_options",
     "usage_documents",
 ]
+
+# Log lines given while the settings are read, before any component that holds an Events
+# exists (as the token warnings of ``_tokens.py``): to the public ``scrapy_rep`` logger.
+logger = logging.getLogger("scrapy_rep")
 
 #: Kept beyond the middleware's longest use of an entry (a day), so expiry never races that use.
 _ENTRY_TTL_MARGIN = 86400.0
@@ -53,6 +64,40 @@ _AT_MOST = (
     ("REP_RETRY_FAST_DELAY", "REP_RETRY_MAX_DELAY"),
     ("REP_PAUSE_DELAY", "REP_PAUSE_MAX_DELAY"),
 )
+
+
+class SettingError(ValueError):
+    """A setting scrapy-rep refuses (a REP_* value, ROBOTSTXT_PARSER), raised while a component
+    starts, once ``refused_at_startup`` has logged why."""
+
+
+@contextmanager
+def refused_at_startup(crawler: Crawler) -> Iterator[None]:
+    """Around a component's reading of its settings in ``from_crawler``: a setting refused (a
+    ValueError naming it, the value given and what is accepted) is logged at ERROR, then raised
+    as ``SettingError``, which stops the crawl before any request with a non-zero exit
+    (``_compat.fail_startup``).
+
+    Logged here because Scrapy's own report of an exception raised while components start
+    comes later and differs by release (2.11: a CRITICAL "Unhandled error in Deferred"; 2.19:
+    "[asyncio] ERROR: Task exception was never retrieved"), a traceback whose last line says
+    it: the user's first ERROR line is this one. ``REP_STORE`` naming Redis without redis-py
+    installed (ImportError) is logged the same way and raised unchanged.
+    """
+    try:
+        yield
+    except SettingError:
+        raise
+    except (ValueError, ImportError) as exc:
+        logger.error(
+            "%s. The crawl stops before its first request.",
+            str(exc).rstrip("."),
+            extra={"crawler": crawler},
+        )
+        _compat.fail_startup(crawler)
+        if isinstance(exc, ImportError):
+            raise
+        raise SettingError(str(exc)) from None
 
 
 @dataclass(frozen=True)
@@ -197,7 +242,9 @@ def purpose(settings: BaseSettings) -> Purpose:
     try:
         return Purpose(labels, strict)
     except ValueError as exc:  # a label outside the vocabulary
-        raise ValueError(f"REP_USAGE_PURPOSES: {exc}") from None
+        raise ValueError(
+            f"REP_USAGE_PURPOSES: {exc} (a list of them or a comma-separated string)"
+        ) from None
 
 
 def _check_parser_setting(value: object) -> None:

@@ -53,7 +53,7 @@ from scrapy_rep.core.stats import (
 from scrapy_rep.core.usage import UsagePrefs
 from scrapy_rep.crawl._events import PageEvents
 from scrapy_rep.crawl._running import running_middleware
-from scrapy_rep.crawl._settings import PageSettings
+from scrapy_rep.crawl._settings import PageSettings, refused_at_startup
 from scrapy_rep.crawl._tokens import settings_tokens
 
 if TYPE_CHECKING:
@@ -95,10 +95,12 @@ class PageRobotsMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> PageRobotsMiddleware:
-        if not PageSettings.enabled(crawler.settings):
-            # Without a message: turning the page level off is no news worth a warning.
-            raise NotConfigured
-        return cls(crawler, PageSettings.from_settings(crawler.settings))
+        with refused_at_startup(crawler):
+            if not PageSettings.enabled(crawler.settings):
+                # Without a message: turning the page level off is no news worth a warning.
+                raise NotConfigured
+            config = PageSettings.from_settings(crawler.settings)
+        return cls(crawler, config)
 
     # -- rules ------------------------------------------------------------------
 

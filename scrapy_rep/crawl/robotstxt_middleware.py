@@ -56,10 +56,10 @@ from scrapy_rep.crawl._holds import SEEN_META
 from scrapy_rep.crawl._parts import UsageResolver, build_parts
 from scrapy_rep.crawl._pauses import DONT_PAUSE_META, PROBE_META, route
 from scrapy_rep.crawl._resolver import Resolver
-from scrapy_rep.crawl._settings import MiddlewareSettings
+from scrapy_rep.crawl._settings import MiddlewareSettings, refused_at_startup
 from scrapy_rep.crawl._tokens import settings_tokens
 from scrapy_rep.crawl._verdict import Verdicts
-from scrapy_rep.crawl.guard_middleware import ROBOTS_META, RobotsTxtGuard
+from scrapy_rep.crawl.guard_middleware import ROBOTS_META, RobotsTxtGuard, check_wiring
 from scrapy_rep.crawl.robot_parser import RobotParser
 from scrapy_rep.storage.held import open_held
 from scrapy_rep.storage.results import RobotsStore, StoredPause
@@ -182,8 +182,10 @@ class RobotsTxtMiddleware:
             # No message, as Scrapy's own middleware: Scrapy logs "Disabled …" at WARNING for a
             # NotConfigured with one, on every run of a project that does not obey robots.txt.
             raise NotConfigured
-        config = MiddlewareSettings.from_settings(settings)
-        store = open_configured(config.store)
+        with refused_at_startup(crawler):
+            check_wiring(settings)
+            config = MiddlewareSettings.from_settings(settings)
+            store = open_configured(config.store)
         middleware = cls(crawler, config, store)
         crawler.signals.connect(middleware._on_scheduled, signal=signals.request_scheduled)
         crawler.signals.connect(middleware._on_dropped, signal=signals.request_dropped)
