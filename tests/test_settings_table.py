@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import string
 from collections.abc import Callable
 from dataclasses import MISSING, dataclass, fields, replace
 from pathlib import Path
@@ -20,7 +21,7 @@ from scrapy.settings import Settings
 
 import scrapy_rep
 from scrapy_rep.core.policy import Limits
-from scrapy_rep.core.settings import SETTINGS, Bounds, default, switch
+from scrapy_rep.core.settings import SETTINGS, Bounds, default, misspelled, switch
 from scrapy_rep.crawl._settings import MiddlewareSettings, PageSettings
 from scrapy_rep.storage.options import StoreOptions, store_url
 
@@ -334,3 +335,79 @@ def test_a_minimum_above_its_maximum_is_refused_naming_both(lower: str, upper: s
     with pytest.raises(ValueError, match=re.escape(f"{lower} ({above:.15g}) must not exceed")):
         runtime(**{lower: above})
     assert runtime(**{lower: 100, upper: 100}).middleware
+
+
+# -- misspelled names (the startup WARNING "Unknown setting …: did you mean …?") -----------
+
+#: What a misspelling may put in a name.
+_TYPED = string.ascii_uppercase + string.digits + "_-"
+
+
+def one_edit_misspellings(name: str) -> dict[str, str]:
+    """Every name one edit from ``name`` that is no setting: name -> the edit that made it (a
+    character left out, added, changed, or two neighbours swapped)."""
+    found: dict[str, str] = {}
+    for i in range(len(name) + 1):
+        for char in _TYPED:
+            found.setdefault(name[:i] + char + name[i:], "added")
+    for i in range(len(name)):
+        found.setdefault(name[:i] + name[i + 1 :], "left out")
+        for char in _TYPED:
+            found.setdefault(name[:i] + char + name[i + 1 :], "changed")
+        if i + 1 < len(name):
+            found.setdefault(name[:i] + name[i + 1] + name[i] + name[i + 2 :], "swapped")
+    return {typo: edit for typo, edit in found.items() if typo not in SETTINGS}
+
+
+#: The one-edit misspellings that are one edit from two settings (the other misspellings of
+#: every setting are one edit from it alone): the warning names both.
+AMBIGUOUS = {
+    typo: ("REP_CACHE_MIN_LIFETIME", "REP_CACHE_MAX_LIFETIME")
+    for typo in ("REP_CACHE_MAN_LIFETIME", "REP_CACHE_MIX_LIFETIME")
+}
+
+
+@pytest.mark.parametrize("name", list(SETTINGS))
+def test_every_one_edit_misspelling_names_its_setting(name: str) -> None:
+    typos = one_edit_misspellings(name)
+    assert {"added", "left out", "changed", "swapped"} == set(typos.values())
+    wrong = {
+        typo: misspelled(typo) for typo in typos if misspelled(typo) != AMBIGUOUS.get(typo, (name,))
+    }
+    assert wrong == {}
+    assert misspelled(name.lower()) == (name,)
+
+
+def test_the_ambiguous_misspellings_are_all_listed() -> None:
+    ambiguous = {
+        typo
+        for name in SETTINGS
+        for typo in one_edit_misspellings(name)
+        if len(misspelled(typo)) > 1
+    }
+    assert ambiguous == set(AMBIGUOUS)
+
+
+@pytest.mark.parametrize(
+    ("name", "meant"),
+    [
+        ("REP_TIMEOUT_FETCH", ("REP_FETCH_TIMEOUT",)),  # words in another order
+        ("REP_DELAY_PAUSE_MAX", ("REP_PAUSE_MAX_DELAY",)),
+        ("REP_FECH_TIMOUT", ("REP_FETCH_TIMEOUT",)),  # two edits
+        ("REP_STOR_TIMOT", ("REP_STORE_TIMEOUT",)),  # three
+        ("REP_PAUSE_DL", ("REP_PAUSE", "REP_PAUSE_DELAY")),  # three from each
+        ("REP_HOLD", ()),  # nothing near
+        ("REP_FOO", ()),
+    ],
+)
+def test_a_name_further_off_names_the_nearest_setting_or_none(
+    name: str, meant: tuple[str, ...]
+) -> None:
+    assert misspelled(name) == meant
+
+
+def test_one_edit_at_most_for_a_name_without_the_prefix() -> None:
+    # Scrapy's own settings and other projects' are only taken for a misspelling this close.
+    assert misspelled("RPE_PAUSE", most_edits=1) == ("REP_PAUSE",)
+    assert misspelled("REP-PAUSE-DELAY", most_edits=1) == ()
+    assert misspelled("REP-PAUSE_DELAY", most_edits=1) == ("REP_PAUSE_DELAY",)

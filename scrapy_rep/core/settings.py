@@ -16,7 +16,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-__all__ = ["SETTINGS", "USAGE_SOURCES_BASE", "Bounds", "Check", "Setting", "default", "switch"]
+__all__ = [
+    "SETTINGS",
+    "USAGE_SOURCES_BASE",
+    "Bounds",
+    "Check",
+    "Setting",
+    "default",
+    "misspelled",
+    "switch",
+]
 
 T = TypeVar("T")
 
@@ -461,3 +470,74 @@ SETTINGS: Mapping[str, Setting[Any]] = {
         ),
     )
 }
+
+
+#: The most edits (a character left out, added or changed, two neighbours swapped) between an
+#: unknown name and a setting for the name to be taken as a misspelling of it.
+_MOST_EDITS = 3
+
+
+def misspelled(name: str, most_edits: int = _MOST_EDITS) -> tuple[str, ...]:
+    """The settings ``name`` (a name that is none of them) most likely misspells, case aside:
+    those one edit away; else those whose words it has in another order (REP_TIMEOUT_FETCH);
+    else those fewest edits away, up to ``most_edits``; else none. Several when equally near:
+    REP_CACHE_MAN_LIFETIME is one edit from both REP_CACHE_MIN_LIFETIME and
+    REP_CACHE_MAX_LIFETIME (the one such pair of one-edit misspellings,
+    tests/test_settings_table.py)."""
+    wanted = name.upper()
+    if wanted in SETTINGS:
+        return (wanted,)
+    near = tuple(setting for setting in SETTINGS if _one_edit(wanted, setting))
+    if near:
+        return near
+    words = sorted(wanted.split("_"))
+    reordered = tuple(setting for setting in SETTINGS if sorted(setting.split("_")) == words)
+    if reordered:
+        return reordered
+    edits = {
+        setting: _edits(wanted, setting)
+        for setting in SETTINGS
+        if abs(len(setting) - len(wanted)) <= most_edits
+    }
+    fewest = min(edits.values(), default=most_edits + 1)
+    if fewest > most_edits:
+        return ()
+    return tuple(setting for setting, count in edits.items() if count == fewest)
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Is ``b`` one edit from ``a`` (the common case, checked without ``_edits``'s table)?"""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    start = _common_start(a, b)
+    rest_a, rest_b = a[start:], b[start:]
+    end = _common_start(rest_a[::-1], rest_b[::-1])
+    left_a, left_b = rest_a[: len(rest_a) - end], rest_b[: len(rest_b) - end]
+    if len(left_a) <= 1 and len(left_b) <= 1:
+        return True  # a character left out, added or changed
+    return len(left_a) == len(left_b) == 2 and left_a == left_b[::-1]  # two swapped
+
+
+def _common_start(a: str, b: str) -> int:
+    """How many characters ``a`` and ``b`` begin with alike."""
+    count = 0
+    for char, other in zip(a, b, strict=False):
+        if char != other:
+            break
+        count += 1
+    return count
+
+
+def _edits(a: str, b: str) -> int:
+    """Edits from ``a`` to ``b``: characters left out, added or changed, neighbours swapped
+    (the optimal string alignment distance)."""
+    before: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i, char in enumerate(a, 1):
+        current = [i, *([0] * len(b))]
+        for j, other in enumerate(b, 1):
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (char != other))
+            if i > 1 and j > 1 and char == b[j - 2] and a[i - 2] == other:
+                current[j] = min(current[j], before[j - 2] + 1)
+        before, previous = previous, current
+    return previous[-1]

@@ -13,17 +13,18 @@ are read once per settings object by ``scrapy_rep.crawl._tokens.settings_tokens`
 from __future__ import annotations
 
 import logging
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from scrapy.settings import Settings, default_settings
+from scrapy.settings import SETTINGS_PRIORITIES, Settings, default_settings
 from scrapy.utils.misc import load_object
 
 from scrapy_rep.core.policy import Limits
 from scrapy_rep.core.purpose import NO_PURPOSE, Purpose
-from scrapy_rep.core.settings import SETTINGS, default, switch
+from scrapy_rep.core.settings import SETTINGS, default, misspelled, switch
 from scrapy_rep.core.sources import UsageDocument
 from scrapy_rep.crawl import _compat
 from scrapy_rep.crawl.robot_parser import RobotParser
@@ -44,7 +45,9 @@ __all__ = [
     "purpose",
     "refused_at_startup",
     "store_options",
+    "unknown_setting",
     "usage_documents",
+    "warn_unknown_settings",
 ]
 
 # Log lines given while the settings are read, before any component that holds an Events
@@ -98,6 +101,59 @@ def refused_at_startup(crawler: Crawler) -> Iterator[None]:
         if isinstance(exc, ImportError):
             raise
         raise SettingError(str(exc)) from None
+
+
+#: Where a setting was set, by the name of the priority Scrapy set it at.
+_SET_AT = {
+    "project": "in the project settings",
+    "spider": "in the spider's custom_settings",
+    "cmdline": "with -s on the command line",
+    "command": "by the command",
+    "addon": "by an add-on",
+}
+_PRIORITY_NAMES = {number: name for name, number in SETTINGS_PRIORITIES.items()}
+#: The names of each crawler's settings already looked at (and warned about if unknown).
+_checked: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
+
+
+def warn_unknown_settings(crawler: Crawler) -> None:
+    """One WARNING per name of ``crawler``'s settings that is no setting of scrapy-rep but
+    looks meant as one: it starts with REP_ (in any case), or it is one edit from one
+    (RPE_PAUSE, REP-PAUSE); the warning says which setting it most likely misspells and where
+    it was set (settings.py, ``-s``, a spider's ``custom_settings``). Each component that reads
+    REP_* settings calls it, whether the add-on enabled it or the project did by hand: each
+    name is warned about once per crawler."""
+    settings = crawler.settings
+    checked = _checked.setdefault(crawler, set())
+    for name in settings:
+        if not isinstance(name, str) or name in SETTINGS or name in checked:
+            continue
+        checked.add(name)
+        if name[:4].upper() == "REP_":
+            guesses = misspelled(name)
+        else:
+            guesses = misspelled(name, most_edits=1)
+            if not guesses:
+                continue
+        priority = settings.getpriority(name)
+        label = _PRIORITY_NAMES.get(priority) if priority is not None else None
+        where = _SET_AT.get(label or "", f"at priority {priority}")
+        message = unknown_setting(name, f"set {where}", guesses)
+        logger.warning("%s", message, extra={"crawler": crawler})
+
+
+def unknown_setting(name: str, where: str, guesses: tuple[str, ...]) -> str:
+    """The warning about setting ``name``, which scrapy-rep does not have, with the settings
+    it most likely misspells (``core.settings.misspelled``)."""
+    if guesses:
+        return (
+            f"Unknown setting {name} ({where}): did you mean {' or '.join(guesses)}? "
+            "scrapy-rep ignores it"
+        )
+    return (
+        f"Unknown setting {name} ({where}): scrapy-rep has no such setting (README's settings "
+        "tables list them) and ignores it"
+    )
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,11 @@ from scrapy_rep.core.stats import (
 from scrapy_rep.core.usage import UsagePrefs
 from scrapy_rep.crawl._events import PageEvents
 from scrapy_rep.crawl._running import running_middleware
-from scrapy_rep.crawl._settings import PageSettings, refused_at_startup
+from scrapy_rep.crawl._settings import (
+    PageSettings,
+    refused_at_startup,
+    warn_unknown_settings,
+)
 from scrapy_rep.crawl._tokens import settings_tokens
 
 if TYPE_CHECKING:
@@ -95,6 +99,7 @@ class PageRobotsMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> PageRobotsMiddleware:
+        warn_unknown_settings(crawler)
         with refused_at_startup(crawler):
             if not PageSettings.enabled(crawler.settings):
                 # Without a message: turning the page level off is no news worth a warning.

@@ -56,7 +56,11 @@ from scrapy_rep.crawl._holds import SEEN_META
 from scrapy_rep.crawl._parts import UsageResolver, build_parts
 from scrapy_rep.crawl._pauses import DONT_PAUSE_META, PROBE_META, route
 from scrapy_rep.crawl._resolver import Resolver
-from scrapy_rep.crawl._settings import MiddlewareSettings, refused_at_startup
+from scrapy_rep.crawl._settings import (
+    MiddlewareSettings,
+    refused_at_startup,
+    warn_unknown_settings,
+)
 from scrapy_rep.crawl._tokens import settings_tokens
 from scrapy_rep.crawl._verdict import Verdicts
 from scrapy_rep.crawl.guard_middleware import ROBOTS_META, RobotsTxtGuard, check_wiring
@@ -177,6 +181,7 @@ class RobotsTxtMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RobotsTxtMiddleware:
+        warn_unknown_settings(crawler)
         settings = crawler.settings
         if not settings.getbool("ROBOTSTXT_OBEY"):
             # No message, as Scrapy's own middleware: Scrapy logs "Disabled …" at WARNING for a
