@@ -8,6 +8,11 @@ robots.txt middleware runs with (``StoreOptions``, part of it, is what opens its
 ``PageSettings`` what the page level runs with. The token settings (REP_USER_AGENTS, with
 ROBOTSTXT_USER_AGENT and USER_AGENT) are the exception: warned about rather than refused, they
 are read once per settings object by ``scrapy_rep.crawl._tokens.settings_tokens``.
+
+What the user reads at startup: the components read their settings inside
+``refused_at_startup``, which logs a refused value at ERROR (the first ERROR line of the run)
+and stops the crawl; and ``warn_unknown_settings`` warns once about each name that looks like a
+misspelled REP_* setting, naming the setting meant.
 """
 
 from __future__ import annotations
