@@ -88,7 +88,8 @@ def classify(status: int) -> Status:
     return "unreachable"
 
 
-_MAX_AGE = re.compile(r"(?:^|[,\s])max-age\s*=\s*\"?(\d+)", re.IGNORECASE)
+#: RFC 9111 5.2.2.1: max-age's delta-seconds are ASCII digits (``\d`` alone takes "٣" too).
+_MAX_AGE = re.compile(r"(?:^|[,\s])max-age\s*=\s*\"?(\d+)", re.IGNORECASE | re.ASCII)
 
 
 def lifetime(cache_control: str | None, limits: Limits) -> float:
