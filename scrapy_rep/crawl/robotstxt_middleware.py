@@ -318,7 +318,10 @@ class RobotsTxtMiddleware:
                 self._resolver.unclaim(origin)
 
     def _held_by_pause(self, origin: str, request: Request, now: float) -> bool:
-        """Is ``request``'s route to ``origin`` paused, and it is not its probe?"""
+        """Is ``request``'s route to ``origin`` paused, and it is not its probe? A request
+        marked ``rep_dont_pause`` is never held by a pause (SPEC H4)."""
+        if request.meta.get(DONT_PAUSE_META):
+            return False
         key = route(origin, request)
         return key in self._paused and not self._pauses.admit(key, request, now)
 
@@ -389,9 +392,7 @@ class RobotsTxtMiddleware:
         if not self._paused or PROBE_META in meta or _GATED not in meta:
             return None
         origin = self._keys.origin(urlparse_cached(request))
-        if origin is None or meta.get(DONT_PAUSE_META):
-            return None
-        if not self._held_by_pause(origin, request, self._clock.seconds()):
+        if origin is None or not self._held_by_pause(origin, request, self._clock.seconds()):
             return None
         return self._back_to_gate(request)
 
