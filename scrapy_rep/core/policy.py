@@ -8,6 +8,7 @@
 - ``record(entry, fetch, now, limits)``: the origin's next ``Entry`` after a fetch.
 - ``serving(entry, now, limits)``: what the origin's requests get right now.
 - ``given_up(entry, now, limits)``: may a crawl with nothing else to do stop waiting for it?
+- ``give_up_at(entry, limits)``: when, if robots.txt keeps failing, a crawl stops waiting.
 
 An ``Entry`` is what the store keeps per origin (``StoredRobots.meta``, see
 ``Entry.to_meta`` for the JSON layout; the robots.txt body of the good copy is
@@ -35,6 +36,7 @@ __all__ = [
     "Limits",
     "Serving",
     "classify",
+    "give_up_at",
     "given_up",
     "honoured",
     "lifetime",
@@ -380,3 +382,19 @@ def given_up(entry: Entry | None, now: float, limits: Limits) -> bool:
     if limits.give_up_after <= 0 or entry is None or entry.outcome != "unreachable":
         return False
     return entry.failures >= limits.give_up_after and serving(entry, now, limits).kind == "hold"
+
+
+def give_up_at(entry: Entry, limits: Limits) -> float | None:
+    """When a crawl waiting for this origin stops waiting (``given_up``) if every attempt from
+    now on fails as the last one did (same status, no Retry-After), attempts taking no time: the
+    epoch of its ``give_up_after``-th failure in a row (the last attempt's when that many have
+    failed already). None when it never does: ``give_up_after`` is 0, or robots.txt is not
+    failing."""
+    if limits.give_up_after <= 0 or entry.outcome != "unreachable":
+        return None
+    if entry.failures >= limits.give_up_after:
+        return entry.fetched_at
+    at = entry.retry_at if entry.retry_at is not None else entry.fetched_at
+    for failures in range(entry.failures, limits.give_up_after - 1):
+        at += retry_delay(failures + 1, entry.status, None, limits)
+    return at

@@ -233,7 +233,7 @@ class Resolver(Generic[D]):
             return None
         if not given_up(state.entry, self._clock.seconds(), self._limits):
             return None
-        return give_up_reason(state.entry.failures, state.entry.error)
+        return give_up_reason(state.entry.failures, state.entry.error, state.entry.status)
 
     def state(self, origin: str, now: float, trigger: Request | None) -> OriginState[D] | None:
         """The origin's state if known here; starts a refresh when one is due."""
