@@ -303,6 +303,32 @@ def _count(report: str, title: str) -> int:
     return int(match.group(1)) if match else 0
 
 
+def test_demo_on_a_dead_site_says_each_attempt_and_reports_the_give_up(unused_port: int) -> None:
+    # `scrapy crawl demo -a start_url=https://example.com` offline: nothing answers. Each
+    # attempt is an INFO line with the next one's time; the report gives the attempts and
+    # why the crawl stopped waiting, not the first attempt's "lifetime ... (until ...)".
+    origin = f"http://127.0.0.1:{unused_port}"
+    run = crawl_demo("-a", f"start_url={origin}/", "-s", "REP_RETRY_DELAY=1")
+    attempts = [line for line in run.result.stderr.splitlines() if f"of {origin}: unr" in line]
+    assert len(attempts) == 3, attempts
+    assert all("] INFO: " in line for line in attempts)
+    assert all("next attempt in" in line for line in attempts[:2])
+    assert "the crawl stops waiting for it now (REP_GIVE_UP_AFTER=3)" in attempts[2]
+    origins = _section(run.stdout, "robots.txt per origin:").strip().splitlines()
+    assert len(origins) == 2, origins
+    assert re.fullmatch(
+        rf"  {re.escape(origin)}/robots.txt: unreachable \(connection refused\), 3 attempt\(s\), "
+        r"at 0\.0s, 1\.\ds, 3\.\ds: given up after 3 failures in a row \(REP_GIVE_UP_AFTER\), "
+        r'its 1 request\(s\) dropped \(reason "gave_up" above\)',
+        origins[1],
+    ), origins[1]
+    assert "lifetime" not in run.stdout and "until" not in origins[1]
+    dropped = _section(run.stdout, "Dropped by scrapy-rep: ")
+    assert "  gave_up: 1, " in dropped
+    assert "lower REP_GIVE_UP_AFTER or REP_RETRY_DELAY" in dropped
+    assert run.seconds < 30
+
+
 def test_demo_with_start_url_crawls_that_site_only(http_server: ScriptedServer) -> None:
     # The "real site" path (-a start_url=...), on a local server: no demo site is
     # started, links stay on the start host, CLOSESPIDER_PAGECOUNT bounds the crawl.

@@ -329,7 +329,39 @@ class DemoReport:
         return [f"Not fetched for other reasons: {len(other) // 2}", *other]
 
     def _origin_lines(self) -> list[str]:
-        return ["robots.txt per origin:", *(f"  {_origin(a)}" for a in self.origins.values())]
+        lines = ["robots.txt per origin:"]
+        for key, answer in self.origins.items():
+            failing = getattr(answer, "outcome", None) == "unreachable"
+            lines.append(f"  {self._unreachable(key, answer) if failing else _origin(answer)}")
+        return lines
+
+    def _unreachable(self, key: str, answer: Any) -> str:
+        """An origin whose robots.txt still failed when last asked: every attempt the crawl
+        made (the middleware's answer was about the first), and how the waiting ended."""
+        attempts = [at for at, url in self.sent if _robots(url) and origin_key(url) == key]
+        error = answer.error or f"HTTP {answer.status}"
+        line = f"{answer.origin}/robots.txt: unreachable ({error})"
+        if attempts:
+            when = ", ".join(f"{at - attempts[0]:.1f}s" for at in attempts)
+            line += f", {len(attempts)} attempt(s), at {when}"
+        ended = [
+            drop.reason
+            for drop in self.dropped.values()
+            if drop.origin is not None and origin_key(drop.origin) == key
+        ]
+        if "gave_up" in ended:
+            count = ended.count("gave_up")
+            return (
+                f"{line}: given up after {len(attempts)} failures in a row (REP_GIVE_UP_AFTER), "
+                f'its {count} request(s) dropped (reason "gave_up" above)'
+            )
+        if "hold_timeout" in ended:
+            count = ended.count("hold_timeout")
+            return (
+                f"{line}: its {count} request(s) waited longer than REP_HOLD_TIMEOUT, dropped "
+                '(reason "hold_timeout" above)'
+            )
+        return f"{line}: still failing when the crawl closed"
 
     # -- helpers ----------------------------------------------------------------------------
 

@@ -137,7 +137,14 @@ def format_source(source: Mapping[str, Any]) -> str:
     if source.get("stale"):
         parts.append("stale copy in use (refresh failing)")
     fetched, expires = source.get("fetched_at"), source.get("expires_at")
-    if isinstance(fetched, (int, float)) and isinstance(expires, (int, float)):
+    failures = source.get("failures")
+    if isinstance(failures, int) and failures > 0:
+        # Failing: what is known is when it is tried again, not how long a copy lives.
+        row = f"{failures} failed attempt{'s' if failures != 1 else ''} in a row"
+        if isinstance(expires, (int, float)):
+            row += f", next attempt at {_timestamp(expires)}"
+        parts.append(row)
+    elif isinstance(fetched, (int, float)) and isinstance(expires, (int, float)):
         parts.append(f"lifetime {duration(expires - fetched)} (until {_timestamp(expires)})")
     if source.get("crawl_delay") is not None:
         parts.append(f"Crawl-delay {source['crawl_delay']:g}s")
