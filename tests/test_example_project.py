@@ -282,6 +282,7 @@ def test_demo_report_ends_with_offline_commands_that_work(demo: Run) -> None:
     assert "rule:   line 3: Disallow: /private/" in disallowed.stdout
     refused = scrapy(*commands[1][1:])
     assert refused.returncode == 1, refused.stderr
+    assert refused.stdout.startswith("ALLOWED to crawl; train-ai: NOT allowed  http://127.0.0.1:")
     assert "--purpose" in commands[1]
     assert (
         "purpose: train-ai: not used (train-ai disallowed by robots.txt line 7: "
