@@ -212,12 +212,85 @@ def test_demo_usage_without_purpose_says_what_it_would_refuse(demo: Run) -> None
     usage = _section(demo.stdout, "Usage preferences")
     assert usage.startswith(
         "Usage preferences: no purpose declared, so nothing was refused for its use.\n"
-        "  With -a purpose=train-ai, robots.txt refuses 2 of the pages fetched: "
-        "they would be dropped before scheduling\n"
+        "  With -a purpose=train-ai, robots.txt refuses 1 of the pages fetched "
+        "(each dropped before scheduling):\n"
     )
     why = "train-ai disallowed by robots.txt line 7: Content-Usage: /blog/ train-ai=n"
-    assert _drops(usage) == {"/blog/": why, "/blog/first-post.html": why}
+    assert _drops(usage) == {"/blog/": why}
+    # /blog/first-post.html is refused too, but only /blog/ links to it: never requested.
+    assert (
+        "    and 1 other page(s) fetched here would not be reached: only refused pages link to "
+        "them, so nothing requests them\n"
+    ) in usage
+    assert re.search(r"^      http://127\.0\.0\.1:\d+/blog/first-post\.html$", usage, re.M)
     assert "purpose=ai-use" not in usage and "purpose=search" not in usage
+
+
+@dataclass(frozen=True)
+class Forecast:
+    refused: set[str]
+    unreached: set[str]
+    made: int
+    fetched: int
+    usage: int
+    disallowed: int
+
+
+def _forecast(report: str, label: str) -> Forecast:
+    usage = _section(report, "Usage preferences")
+    block = re.search(
+        rf"^  With -a purpose={label}, .*?^    That run: (\d+) requests made, (\d+) pages "
+        rf"fetched, dropped: (\d+) for {label}, (\d+) by robots\.txt rules",
+        usage,
+        re.M | re.S,
+    )
+    assert block is not None, usage
+    text = block.group()
+    unreached = re.findall(r"^      http://127\.0\.0\.1:\d+(/\S*)$", text, re.M)
+    made, fetched, refused, disallowed = (int(block.group(i)) for i in range(1, 5))
+    return Forecast(set(_drops(text)), set(unreached), made, fetched, refused, disallowed)
+
+
+def test_demo_forecast_for_a_purpose_is_what_that_run_does(demo: Run, demo_train_ai: Run) -> None:
+    forecast = _forecast(demo.stdout, "train-ai")
+    assert forecast.usage == len(forecast.refused)
+    run = demo_train_ai.stdout
+    dropped = _section(run, "Dropped by scrapy-rep: ")
+    usage = re.search(r"^  usage: .*?(?=^  \S|\Z)", dropped, re.M | re.S)
+    assert usage is not None
+    assert set(_drops(usage.group())) == forecast.refused
+    disallowed = re.search(r"^  disallowed: .*?(?=^  \S|\Z)", dropped, re.M | re.S)
+    assert disallowed is not None
+    assert len(_drops(disallowed.group())) == forecast.disallowed
+    assert _count(run, "Requests made by the spider") == forecast.made
+    fetched = _paths(_section(run, "Pages fetched: "))
+    assert len(fetched) == forecast.fetched
+    before = _paths(_section(demo.stdout, "Pages fetched: "))
+    gone = forecast.refused | forecast.unreached
+    assert sorted(fetched) == sorted(path for path in before if path not in gone)
+
+
+def test_demo_report_says_what_each_number_counts(demo: Run, demo_train_ai: Run) -> None:
+    for report in (demo.stdout, demo_train_ai.stdout):
+        counts = _section(report, "scrapy-rep stats (what each counts):").splitlines()[1:]
+        counts = [line for line in counts if line.strip()]
+        assert counts
+        unexplained = [line for line in counts if not re.fullmatch(r"  \S+: \d+  \(.+\)", line)]
+        assert not unexplained
+    stats = _section(demo.stdout, "scrapy-rep stats (what each counts):").splitlines()
+    assert any(
+        line.startswith("  robotstxt/rescheduled: 1  (requests sent back from the downloader")
+        for line in stats
+    )
+    recovered = _section(demo.stdout, "robots.txt failed, then recovered")
+    assert re.search(
+        r"^  crawl-wide, every origin: robotstxt/held: \d+, .*\(robotstxt/held counts the "
+        r"requests held above and those that waited for another origin's first robots\.txt or a "
+        r"pause; each stat in words under scrapy-rep stats\)$",
+        recovered,
+        re.M,
+    )
+    assert "robotstxt/rescheduled: 1" in _section(demo.stdout, "Paused origins")
 
 
 def test_demo_with_purpose_drops_what_usage_refuses(demo_train_ai: Run) -> None:
@@ -262,7 +335,7 @@ def test_demo_report_robots_outcome_per_origin(demo: Run) -> None:
 
 
 def test_demo_report_stats(demo: Run) -> None:
-    stats = _section(demo.stdout, "scrapy-rep stats:")
+    stats = _section(demo.stdout, "scrapy-rep stats (what each counts):")
     assert "robotstxt/request_count: 5" in stats
     assert "robotstxt/response_status_count/404: 1" in stats
     assert "robotstxt/response_status_count/503: 1" in stats
