@@ -214,6 +214,14 @@ def test_each_failed_attempt_says_when_the_next_is_and_when_the_crawl_stops_wait
     assert third.endswith(
         "3 failures in a row: the crawl stops waiting for it now (REP_GIVE_UP_AFTER=3)"
     )
+    # Failures of an earlier run (read from a store): this run's own attempt comes first.
+    resumed = Waiting(Limits(), 900, since=1000.0, started=1500.0)
+    earlier = resolved_line(refused, None, caplog, waiting=resumed, entry=twice, now=1000.0)
+    assert earlier.endswith(
+        f"3 failures in a row; next attempt in 2m ({_clock(1120)}); if it keeps failing, the "
+        f"crawl stops waiting for it at about {_clock(1120)}, at its 4th failure "
+        "(REP_GIVE_UP_AFTER)"
+    )
     # A hold timeout sooner than the give-up, or no give-up at all: REP_HOLD_TIMEOUT it is.
     soon = Waiting(Limits(), 60, since=990.0)
     timed = resolved_line(refused, None, caplog, waiting=soon, now=1000.0)

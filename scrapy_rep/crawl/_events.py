@@ -158,18 +158,31 @@ _SUFFIXES = {1: "st", 2: "nd", 3: "rd"}
 @dataclass(frozen=True)
 class Waiting:
     """What decides how long a crawl waits for an origin whose robots.txt fails, for the log:
-    the retry schedule and REP_GIVE_UP_AFTER (``limits``), REP_HOLD_TIMEOUT, and when its
-    oldest waiting request began to wait (``since``; None: not known)."""
+    the retry schedule and REP_GIVE_UP_AFTER (``limits``), REP_HOLD_TIMEOUT, when its oldest
+    waiting request began to wait (``since``; None: not known) and when this run began
+    (``started``: failures recorded before it, in a store, are not its own to give up on)."""
 
     limits: Limits
     hold_timeout: float
     since: float | None = None
+    started: float = -math.inf
+
+    def _own(self, entry: Entry) -> bool:
+        return entry.fetched_at >= self.started
+
+    def _giving_up_at(self, entry: Entry) -> int:
+        """The failure in a row the crawl stops waiting at (its own attempt first)."""
+        limit = self.limits.give_up_after
+        return limit if self._own(entry) else max(limit, entry.failures + 1)
 
     def stop(self, entry: Entry) -> tuple[float, bool] | None:
         """When the crawl stops waiting for the origin if robots.txt keeps failing as it did,
         and whether that is the give-up (REP_GIVE_UP_AFTER failures in a row) rather than
         REP_HOLD_TIMEOUT; None when neither is known."""
         give_up = give_up_at(entry, self.limits)
+        if give_up is not None and not self._own(entry) and entry.retry_at is not None:
+            # Resolver.given_up: this run makes the attempt the store has due first.
+            give_up = max(give_up, entry.retry_at)
         timeout = None if self.since is None else self.since + self.hold_timeout
         if give_up is not None and (timeout is None or give_up <= timeout):
             return give_up, True
@@ -181,7 +194,7 @@ class Waiting:
         failures = entry.failures
         row = f"{_plural(failures, 'failure')} in a row"
         stop = self.stop(entry)
-        if stop is not None and stop[1] and failures >= self.limits.give_up_after:
+        if stop is not None and stop[1] and failures >= self._giving_up_at(entry):
             return (
                 f"{row}: the crawl stops waiting for it now "
                 f"(REP_GIVE_UP_AFTER={self.limits.give_up_after})"
@@ -194,7 +207,7 @@ class Waiting:
         if gives_up:
             return (
                 f"{text}; if it keeps failing, the crawl stops waiting for it at about "
-                f"{_clock(at)}, at its {_nth(self.limits.give_up_after)} failure "
+                f"{_clock(at)}, at its {_nth(self._giving_up_at(entry))} failure "
                 "(REP_GIVE_UP_AFTER)"
             )
         start = "now" if at <= now else _clock(at)

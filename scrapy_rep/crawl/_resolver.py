@@ -122,6 +122,11 @@ class Resolver(Generic[D]):
         return bool(self._resolving)
 
     @property
+    def started(self) -> float:
+        """When this run began: failures recorded before are not its own (``given_up``)."""
+        return self._started
+
+    @property
     def name(self) -> str:
         """The document's name (``robots.txt``): what requests held for it wait for."""
         return self.kind.name

@@ -447,7 +447,7 @@ class RobotsTxtMiddleware:
     def _waiting(self, origin: str) -> Waiting:
         """What decides how long the crawl waits for ``origin`` (for the log)."""
         since = self._holds.waiting_since(origin)
-        return Waiting(self._config.limits, self._hold_timeout, since)
+        return Waiting(self._config.limits, self._hold_timeout, since, self._resolver.started)
 
     async def _robots_copy(self, origin: str, request: Request) -> Response | None:
         """A spider's request for ``origin``'s robots.txt, answered from the crawl's copy (one
