@@ -33,7 +33,7 @@ _REASONS: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "usage": ("a usage preference refuses the declared purpose", ("robotstxt/usage_forbidden",)),
     "gave_up": (
-        "their robots.txt kept failing and nothing else was left to crawl",
+        "their robots.txt failed REP_GIVE_UP_AFTER times in a row: the crawl stopped waiting",
         ("robotstxt/gave_up", "robotstxt/held_dropped"),
     ),
     "hold_timeout": (

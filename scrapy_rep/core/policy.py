@@ -7,7 +7,7 @@
 - ``retry_delay(failures, status, retry_after, limits)``: when to try again.
 - ``record(entry, fetch, now, limits)``: the origin's next ``Entry`` after a fetch.
 - ``serving(entry, now, limits)``: what the origin's requests get right now.
-- ``given_up(entry, now, limits)``: may a crawl with nothing else to do stop waiting for it?
+- ``given_up(entry, now, limits)``: may a crawl stop waiting for it?
 - ``give_up_at(entry, limits)``: when, if robots.txt keeps failing, a crawl stops waiting.
 
 An ``Entry`` is what the store keeps per origin (``StoredRobots.meta``, see
@@ -371,13 +371,14 @@ def serving(entry: Entry, now: float, limits: Limits) -> Serving:
 
 
 def given_up(entry: Entry | None, now: float, limits: Limits) -> bool:
-    """May a crawl with nothing else to do drop the requests waiting for this origin?
+    """May a crawl stop waiting for this origin (drop, or keep for its next run, the requests
+    waiting for it), whatever else it is doing?
 
     SPEC B2 keeps the origin disallowed while its robots.txt fails, and that stays true: its
-    requests are dropped (with a reason), never downloaded. What this adds is when a crawl
-    stops *waiting*: after ``give_up_after`` server errors in a row with no good copy to
-    serve, the remaining retries would only keep an otherwise finished crawl open. The
-    stored entry is not changed, so a later crawl retries and the 30-day clock runs on.
+    requests are never downloaded. What this adds is when a crawl stops *waiting*: after
+    ``give_up_after`` server errors in a row with no good copy to serve, rather than at
+    REP_HOLD_TIMEOUT. The stored entry is not changed, so a later crawl retries and the
+    30-day clock runs on.
     """
     if limits.give_up_after <= 0 or entry is None or entry.outcome != "unreachable":
         return False

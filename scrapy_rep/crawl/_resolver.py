@@ -222,7 +222,7 @@ class Resolver(Generic[D]):
         return bool(self._waiters.get(origin))
 
     def given_up(self, origin: str) -> str | None:
-        """Why an idle crawl may stop waiting for ``origin`` (``_policy.given_up``), or None.
+        """Why the crawl may stop waiting for ``origin`` (``policy.given_up``), or None.
 
         Only once the latest failure is this run's own (fetched since this process started,
         by it or, with a shared store, by a fleet member): the attempt already scheduled at
