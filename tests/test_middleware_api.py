@@ -249,7 +249,7 @@ def test_the_waiting_warning_names_what_shortens_and_lengthens_the_wait(
         state: OriginState = cache.install(ORIGIN, entry, None, 1000.0)
         caplog.clear()
         with caplog.at_level(logging.INFO, logger="scrapy_rep"):
-            Events(_Stats(), lambda: None).holding(state, 1000.0, waiting)
+            Events(_Stats(), lambda: None).holding(state, waiting)
         (line,) = [r for r in caplog.records if r.levelno == logging.WARNING]
         return line.getMessage()
 

@@ -222,9 +222,9 @@ class Waiting:
         hold = f"REP_HOLD_TIMEOUT={duration(self.hold_timeout)}"
         if stop is not None and stop[1]:
             given = f"REP_GIVE_UP_AFTER={self.limits.give_up_after}"
-            delay = _delay_setting(entry.status)
-            first = self.limits.retry_fast_delay if delay == "REP_RETRY_FAST_DELAY" else None
-            delay += f"={duration(first if first is not None else self.limits.retry_delay)}"
+            fast = entry.status in (429, 503)
+            first = self.limits.retry_fast_delay if fast else self.limits.retry_delay
+            delay = f"{_delay_setting(entry.status)}={duration(first)}"
             return (
                 f"to wait less, lower {given} or {delay}; to wait longer, raise them, or set "
                 f"REP_GIVE_UP_AFTER = 0 to wait up to {hold}"
@@ -607,7 +607,7 @@ class Events:
             extra=self._extra(),
         )
 
-    def holding(self, state: OriginState[Any], now: float, waiting: Waiting) -> None:
+    def holding(self, state: OriginState[Any], waiting: Waiting) -> None:
         """Requests of an origin whose robots.txt is unreachable wait.
 
         One WARNING per origin while it stays unreachable, not one per request: until when,

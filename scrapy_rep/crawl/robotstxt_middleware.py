@@ -442,7 +442,7 @@ class RobotsTxtMiddleware:
         """Requests wait for an origin's robots.txt: say why (once per origin). An origin
         still being fetched for the first time is not announced (the usual case)."""
         if state is not None:
-            self._events.holding(state, self._clock.seconds(), self._waiting(state.origin))
+            self._events.holding(state, self._waiting(state.origin))
 
     def _waiting(self, origin: str) -> Waiting:
         """What decides how long the crawl waits for ``origin`` (for the log)."""
@@ -648,7 +648,7 @@ class RobotsTxtMiddleware:
             waiting = self._waiting(state.origin)
         self._events.resolved(state, previous, now, from_store=from_store, waiting=waiting)
         if waiting is not None:
-            self._events.holding(state, now, waiting)
+            self._events.holding(state, waiting)
         robots = state.document
         if robots is None or (previous is not None and previous.document is robots):
             return
