@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from scrapy_rep.core.explain import explain_rules, line_texts
-from scrapy_rep.core.explain_text import format_explanation
+from scrapy_rep.core.explain_text import format_explanation, headline
 from scrapy_rep.core.robots_file import RobotsTxt
 from scrapy_rep.core.tokens import clean_cut, fold, product_token, suggest_token
 
@@ -90,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(entries, indent=2))
     else:
         print(format_explanation(entries))
-    return 0 if all(entry["allowed"] for entry in entries) else 1
+    return 0 if all(headline(entry)[1] for entry in entries) else 1
 
 
 if __name__ == "__main__":

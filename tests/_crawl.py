@@ -23,9 +23,11 @@ keep running in the pytest process.
                                   # CrawlTimeout (an AssertionError, with the log tail) is raised
         check=True,               # raise CrawlFailed unless the subprocess exited 0 with results
         spider="harness",         # or "errback_yields" (async errbacks yielding an item and a
-                                  # request) or "sitemap" (Scrapy's SitemapSpider), see
-                                  # tests/_crawl_main.py
+                                  # request), "drop_chain" (errback chains of dropped
+                                  # requests, measuring what stays alive) or "sitemap"
+                                  # (Scrapy's SitemapSpider), see tests/_crawl_main.py
         sitemap_urls=[],          # the sitemap spider's sitemap_urls
+        chain=None,               # the drop chains' {drops, measure_at, sample_every}
     )
 
 Start URLs may be plain strings or :class:`Start` (``url``, ``meta``, ``dont_filter`` (default
@@ -74,6 +76,7 @@ DOWNLOAD_TIMEOUT 15, ROBOTSTXT_OBEY False); JOBDIR, CLOSESPIDER_* etc. are ordin
                             spider_closed (benchmarks: robust on a busy machine)
     result.max_rss          peak resident set size of the crawl process, bytes (ru_maxrss)
     result.max_rss_at_open  the same, measured at spider_opened (the crawl's baseline)
+    result.probe            the drop chains' measurements, by drop number (str)
 """
 
 from __future__ import annotations
@@ -163,6 +166,7 @@ class CrawlResult:
     interrupted: bool = False
     max_rss: int | None = None
     max_rss_at_open: int | None = None
+    probe: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def stat(self, name: str, default: Any = 0) -> Any:
         return self.stats.get(name, default)
@@ -204,6 +208,7 @@ def run_crawl(
     check: bool = True,
     spider: str = "harness",
     sitemap_urls: Sequence[str] = (),
+    chain: Mapping[str, Any] | None = None,
 ) -> CrawlResult:
     """Run a real crawl in a subprocess; see the module docstring."""
     with tempfile.TemporaryDirectory(prefix="scrapy-rep-crawl-") as tmp:
@@ -213,6 +218,7 @@ def run_crawl(
             **_config(start_urls, settings, hosts),
             "spider": spider,
             "sitemap_urls": list(sitemap_urls),
+            "chain": dict(chain or {}),
             "follow_links": follow_links,
             "follow_meta": dict(follow_meta or {}),
             "items": items,
@@ -272,6 +278,7 @@ def run_crawl(
             interrupted=interrupted.is_set(),
             max_rss=data["max_rss"],
             max_rss_at_open=data["max_rss_at_open"],
+            probe=data["probe"],
         )
 
 

@@ -1,8 +1,9 @@
 """Subprocess entry point of ``tests/_crawl.py``: one real Scrapy crawl, results as JSON.
 
 Usage: ``python tests/_crawl_main.py CONFIG.json`` (``tests/`` is then ``sys.path[0]``).
-CONFIG keys: ``spider`` (``"harness"``, ``"errback_yields"`` or ``"sitemap"``, see
-``SPIDERS``), ``sitemap_urls`` (the sitemap spider's), ``settings`` (dict), ``start`` (list
+CONFIG keys: ``spider`` (``"harness"``, ``"errback_yields"``, ``"drop_chain"`` or
+``"sitemap"``, see ``SPIDERS``), ``sitemap_urls`` (the sitemap spider's), ``chain`` (the drop
+chains' {drops, measure_at, sample_every}), ``settings`` (dict), ``start`` (list
 of {url, meta, dont_filter, priority}),
 ``follow_links`` (bool), ``follow_meta`` (dict), ``items`` (bool: yield one dict item per
 response), ``extra`` (list of {url, at, meta, dont_filter}), ``hosts`` (name → IP for
@@ -13,16 +14,22 @@ response), ``extra`` (list of {url, at, meta, dont_filter}), ``hosts`` (name →
 ``errbacks``, ``reached_downloader``, ``dropped``, ``items`` (scraped, as dicts),
 ``close_reason``, ``cpu_time`` (CPU seconds of the crawl process from spider_opened to
 spider_closed), ``max_rss`` and ``max_rss_at_open`` (peak RSS in bytes at the end and at
-spider_opened).
+spider_opened), ``probe`` (what
+the drop chain measured, by drop number).
 """
 
 from __future__ import annotations
 
 import datetime
+import gc
+import inspect
 import json
+import os
 import resource
 import sys
 import time
+import types
+import weakref
 from collections.abc import AsyncIterator, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -36,6 +43,8 @@ from scrapy.settings import default_settings
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.spiders import SitemapSpider
 from twisted.python.failure import Failure
+
+import scrapy_rep
 
 _RESOLVER = "_resolver.MappedResolver"
 #: What ``say_idle`` prints, then the crawl's stats as JSON.
@@ -212,9 +221,96 @@ class SitemapHarnessSpider(HarnessSpider, SitemapSpider):
         yield from self._sitemap_requests()
 
 
+class DropChainSpider(HarnessSpider):
+    """Errback chains of dropped requests (a robots.txt Disallow): each start request's
+    errback yields the next request of its chain (the URL with the link's number as its last
+    path segment), and so on until ``chain["drops"]`` requests were made in all. It records no
+    errback (20,000 records would be the growth it measures). ``probe`` has, at each drop
+    number of ``chain["measure_at"]`` (inside its errback), what is alive after a full
+    collection (``_census``) and ``sampled_alive``: of the Requests, Failures and exceptions of
+    every ``chain["sample_every"]``-th drop before, those still alive."""
+
+    name = "drop_chain"
+
+    def __init__(self, harness: dict[str, Any], **kwargs: Any) -> None:
+        super().__init__(harness, **kwargs)
+        chain = harness["chain"]
+        self.drops: int = chain["drops"]
+        self.measure_at: list[int] = chain["measure_at"]
+        self.sample_every: int = chain["sample_every"]
+        self.probe: dict[str, dict[str, int | None]] = {}
+        self._made = len(harness["start"])
+        self._dropped = 0
+        self._sample: list[weakref.ref[Any]] = []
+
+    def on_error(self, failure: Failure) -> Iterator[Request]:  # type: ignore[override]
+        self._dropped += 1
+        request: Request = failure.request  # type: ignore[attr-defined]
+        if self._dropped in self.measure_at:
+            alive = sum(ref() is not None for ref in self._sample)
+            self.probe[str(self._dropped)] = {**_census(failure), "sampled_alive": alive}
+        if self._dropped % self.sample_every == 0:
+            self._sample += [weakref.ref(request), weakref.ref(failure), weakref.ref(failure.value)]
+        if self._made < self.drops:
+            self._made += 1
+            base, link = request.url.rsplit("/", 1)
+            yield Request(f"{base}/{int(link) + 1}", callback=self.parse, errback=self.on_error)
+
+
+_GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+_REP_DIR = os.path.dirname(scrapy_rep.__file__)
+
+
+def _census(delivered: Failure) -> dict[str, int | None]:
+    """After a full collection: the RSS (Linux), the memory blocks Python's allocator holds,
+    and what a finished drop could keep alive: objects the GC tracks, Requests, Failures of an
+    IgnoreRequest but ``delivered``, tracebacks, finished frames (of functions, not
+    generators, that no thread runs) and those of scrapy_rep's code."""
+    gc.collect()
+    blocks = sys.getallocatedblocks()
+    rss = _rss()
+    running = set()
+    for top in sys._current_frames().values():
+        frame: types.FrameType | None = top
+        while frame is not None:
+            running.add(frame)
+            frame = frame.f_back
+    objects = gc.get_objects()
+    finished = [
+        o
+        for o in objects
+        if isinstance(o, types.FrameType)
+        and o not in running
+        and not o.f_code.co_flags & _GENERATOR_FLAGS
+    ]
+    return {
+        "rss": rss,
+        "blocks": blocks,
+        "objects": len(objects),
+        "requests": sum(isinstance(o, Request) for o in objects),
+        "ignore_failures": sum(
+            isinstance(o, Failure) and isinstance(o.value, IgnoreRequest) and o is not delivered
+            for o in objects
+        ),
+        "tracebacks": sum(isinstance(o, types.TracebackType) for o in objects),
+        "finished_frames": len(finished),
+        "finished_rep_frames": sum(f.f_code.co_filename.startswith(_REP_DIR) for f in finished),
+    }
+
+
+def _rss() -> int | None:
+    """The current resident set, in bytes (Linux); None elsewhere."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:
+        return None
+
+
 SPIDERS: dict[str, type[HarnessSpider]] = {
     "harness": HarnessSpider,
     "errback_yields": ErrbackYieldsSpider,
+    "drop_chain": DropChainSpider,
     "sitemap": SitemapHarnessSpider,
 }
 
@@ -272,6 +368,7 @@ def main(config_path: str) -> int:
         "cpu_time": spider.cpu_time,
         "max_rss": _max_rss(),
         "max_rss_at_open": spider.max_rss_at_open,
+        "probe": getattr(spider, "probe", {}),
     }
     Path(config["result"]).write_text(json.dumps(result), encoding="utf-8")
     return 0

@@ -312,12 +312,85 @@ def test_demo_usage_without_purpose_says_what_it_would_refuse(demo: Run) -> None
     usage = _section(demo.stdout, "Usage preferences")
     assert usage.startswith(
         "Usage preferences: no purpose declared, so nothing was refused for its use.\n"
-        "  With -a purpose=train-ai, robots.txt refuses 2 of the pages fetched: "
-        "they would be dropped before scheduling\n"
+        "  With -a purpose=train-ai, robots.txt refuses 1 of the pages fetched "
+        "(each dropped before scheduling):\n"
     )
     why = "train-ai disallowed by robots.txt line 7: Content-Usage: /blog/ train-ai=n"
-    assert _drops(usage) == {"/blog/": why, "/blog/first-post.html": why}
+    assert _drops(usage) == {"/blog/": why}
+    # /blog/first-post.html is refused too, but only /blog/ links to it: never requested.
+    assert (
+        "    and 1 other page(s) fetched here would not be reached: only refused pages link to "
+        "them, so nothing requests them\n"
+    ) in usage
+    assert re.search(r"^      http://127\.0\.0\.1:\d+/blog/first-post\.html$", usage, re.M)
     assert "purpose=ai-use" not in usage and "purpose=search" not in usage
+
+
+@dataclass(frozen=True)
+class Forecast:
+    refused: set[str]
+    unreached: set[str]
+    made: int
+    fetched: int
+    usage: int
+    disallowed: int
+
+
+def _forecast(report: str, label: str) -> Forecast:
+    usage = _section(report, "Usage preferences")
+    block = re.search(
+        rf"^  With -a purpose={label}, .*?^    That run: (\d+) requests made, (\d+) pages "
+        rf"fetched, dropped: (\d+) for {label}, (\d+) by robots\.txt rules",
+        usage,
+        re.M | re.S,
+    )
+    assert block is not None, usage
+    text = block.group()
+    unreached = re.findall(r"^      http://127\.0\.0\.1:\d+(/\S*)$", text, re.M)
+    made, fetched, refused, disallowed = (int(block.group(i)) for i in range(1, 5))
+    return Forecast(set(_drops(text)), set(unreached), made, fetched, refused, disallowed)
+
+
+def test_demo_forecast_for_a_purpose_is_what_that_run_does(demo: Run, demo_train_ai: Run) -> None:
+    forecast = _forecast(demo.stdout, "train-ai")
+    assert forecast.usage == len(forecast.refused)
+    run = demo_train_ai.stdout
+    dropped = _section(run, "Dropped by scrapy-rep: ")
+    usage = re.search(r"^  usage: .*?(?=^  \S|\Z)", dropped, re.M | re.S)
+    assert usage is not None
+    assert set(_drops(usage.group())) == forecast.refused
+    disallowed = re.search(r"^  disallowed: .*?(?=^  \S|\Z)", dropped, re.M | re.S)
+    assert disallowed is not None
+    assert len(_drops(disallowed.group())) == forecast.disallowed
+    assert _count(run, "Requests made by the spider") == forecast.made
+    fetched = _paths(_section(run, "Pages fetched: "))
+    assert len(fetched) == forecast.fetched
+    before = _paths(_section(demo.stdout, "Pages fetched: "))
+    gone = forecast.refused | forecast.unreached
+    assert sorted(fetched) == sorted(path for path in before if path not in gone)
+
+
+def test_demo_report_says_what_each_number_counts(demo: Run, demo_train_ai: Run) -> None:
+    for report in (demo.stdout, demo_train_ai.stdout):
+        counts = _section(report, "scrapy-rep stats (what each counts):").splitlines()[1:]
+        counts = [line for line in counts if line.strip()]
+        assert counts
+        unexplained = [line for line in counts if not re.fullmatch(r"  \S+: \d+  \(.+\)", line)]
+        assert not unexplained
+    stats = _section(demo.stdout, "scrapy-rep stats (what each counts):").splitlines()
+    assert any(
+        line.startswith("  robotstxt/rescheduled: 1  (requests sent back from the downloader")
+        for line in stats
+    )
+    recovered = _section(demo.stdout, "robots.txt failed, then recovered")
+    assert re.search(
+        r"^  crawl-wide, every origin: robotstxt/held: \d+, .*\(robotstxt/held counts the "
+        r"requests held above and those that waited for another origin's first robots\.txt or a "
+        r"pause; each stat in words under scrapy-rep stats\)$",
+        recovered,
+        re.M,
+    )
+    assert "robotstxt/rescheduled: 1" in _section(demo.stdout, "Paused origins")
 
 
 def test_demo_with_purpose_drops_what_usage_refuses(demo_train_ai: Run) -> None:
@@ -362,7 +435,7 @@ def test_demo_report_robots_outcome_per_origin(demo: Run) -> None:
 
 
 def test_demo_report_stats(demo: Run) -> None:
-    stats = _section(demo.stdout, "scrapy-rep stats:")
+    stats = _section(demo.stdout, "scrapy-rep stats (what each counts):")
     assert "robotstxt/request_count: 5" in stats
     assert "robotstxt/response_status_count/404: 1" in stats
     assert "robotstxt/response_status_count/503: 1" in stats
@@ -382,6 +455,7 @@ def test_demo_report_ends_with_offline_commands_that_work(demo: Run) -> None:
     assert "rule:   line 3: Disallow: /private/" in disallowed.stdout
     refused = scrapy(*commands[1][1:])
     assert refused.returncode == 1, refused.stderr
+    assert refused.stdout.startswith("ALLOWED to crawl; train-ai: NOT allowed  http://127.0.0.1:")
     assert "--purpose" in commands[1]
     assert (
         "purpose: train-ai: not used (train-ai disallowed by robots.txt line 7: "
@@ -401,6 +475,32 @@ def test_robots_command_inside_project_uses_project_token(tmp_path: Path) -> Non
 def _count(report: str, title: str) -> int:
     match = re.search(rf"^{re.escape(title)}: (\d+)$", report, re.M)
     return int(match.group(1)) if match else 0
+
+
+def test_demo_on_a_dead_site_says_each_attempt_and_reports_the_give_up(unused_port: int) -> None:
+    # `scrapy crawl demo -a start_url=https://example.com` offline: nothing answers. Each
+    # attempt is an INFO line with the next one's time; the report gives the attempts and
+    # why the crawl stopped waiting, not the first attempt's "lifetime ... (until ...)".
+    origin = f"http://127.0.0.1:{unused_port}"
+    run = crawl_demo("-a", f"start_url={origin}/", "-s", "REP_RETRY_DELAY=1")
+    attempts = [line for line in run.result.stderr.splitlines() if f"of {origin}: unr" in line]
+    assert len(attempts) == 3, attempts
+    assert all("] INFO: " in line for line in attempts)
+    assert all("next attempt in" in line for line in attempts[:2])
+    assert "the crawl stops waiting for it now (REP_GIVE_UP_AFTER=3)" in attempts[2]
+    origins = _section(run.stdout, "robots.txt per origin:").strip().splitlines()
+    assert len(origins) == 2, origins
+    assert re.fullmatch(
+        rf"  {re.escape(origin)}/robots.txt: unreachable \(connection refused\), 3 attempt\(s\), "
+        r"at 0\.0s, 1\.\ds, 3\.\ds: given up after 3 failures in a row \(REP_GIVE_UP_AFTER\), "
+        r'its 1 request\(s\) dropped \(reason "gave_up" above\)',
+        origins[1],
+    ), origins[1]
+    assert "lifetime" not in run.stdout and "until" not in origins[1]
+    dropped = _section(run.stdout, "Dropped by scrapy-rep: ")
+    assert "  gave_up: 1, " in dropped
+    assert "lower REP_GIVE_UP_AFTER or REP_RETRY_DELAY" in dropped
+    assert run.seconds < 30
 
 
 def test_demo_with_start_url_crawls_that_site_only(http_server: ScriptedServer) -> None:

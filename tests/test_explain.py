@@ -184,6 +184,30 @@ def test_unreachable_origin_is_disallowed() -> None:
     assert format_source(origin_source(down)).endswith("HTTP 503, error: HTTP 503")
 
 
+def test_a_failing_origin_gives_its_failures_and_next_attempt_not_a_lifetime() -> None:
+    down = report(
+        outcome="unreachable",
+        robots=None,
+        status=None,
+        fetched_at=1000.0,
+        expires_at=1060.0,
+        error="connection refused",
+        failures=2,
+    )
+    assert format_source(origin_source(down)) == (
+        "https://a.example/robots.txt: unreachable, the whole origin is disallowed for now, "
+        "2 failed attempts in a row, next attempt at 1970-01-01 00:17:40 UTC, "
+        "error: connection refused"
+    )
+    # A good copy served while the refresh fails: the same (its lifetime is over).
+    stale = report(stale=True, error="HTTP 500", status=200, failures=1, expires_at=90000.0)
+    source = format_source(origin_source(stale))
+    assert "stale copy in use (refresh failing), 1 failed attempt in a row, next attempt at" in (
+        source
+    )
+    assert "lifetime" not in source
+
+
 def test_unreachable_too_long_allows_everything() -> None:
     given_up = report(outcome="allow_all", robots=None, status=None)
     result = explain_report(given_up, "https://a.example/page", ["MyBot"])

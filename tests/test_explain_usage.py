@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from typing import Any
 
+import pytest
 from _servers import Reply, ScriptedServer
 from test_explain import scrapy_robots
 
 from scrapy_rep import explain, format_explanation
+from scrapy_rep.core.explain_text import headline
+from scrapy_rep.core.purpose import Purpose
 
 ROBOTS = b"""\
 User-agent: *
@@ -87,6 +92,99 @@ def test_strict_purpose_refuses_what_is_not_stated() -> None:
     assert entry["purpose"]["reason"] == "search not stated (REP_USAGE_STRICT = True)"
 
 
+@pytest.mark.parametrize(
+    ("url", "purpose", "verdict", "used"),
+    [
+        ("/page/x", (), "ALLOWED", True),
+        ("/page/x", ("search",), "ALLOWED to crawl; search: allowed", True),
+        ("/page/no-train/x", ("train-ai",), "ALLOWED to crawl; train-ai: NOT allowed", False),
+        (
+            "/page/no-train/x",
+            ("search", "train-ai"),
+            # The path's line says nothing of search (the longest match speaks alone).
+            "ALLOWED to crawl; search: allowed (not stated); train-ai: NOT allowed",
+            False,
+        ),
+        ("/private/x", ("train-ai",), "DISALLOWED", False),
+        ("/private/x", (), "DISALLOWED", False),
+    ],
+)
+def test_the_headline_says_what_the_exit_status_counts(
+    url: str, purpose: tuple[str, ...], verdict: str, used: bool
+) -> None:
+    entry = explain(ROBOTS, f"https://s.example{url}", "MyBot", list(purpose))
+    assert headline(entry) == (verdict, used)
+    assert format_explanation(entry).splitlines()[0] == f"{verdict}  https://s.example{url}"
+
+
+def test_the_headline_of_a_label_nothing_states() -> None:
+    # Nothing states search here: used, unless REP_USAGE_STRICT refuses what is not stated.
+    body = b"User-agent: *\nAllow: /\n"
+    loose = explain(body, "https://s.example/x", "MyBot", ["search"])
+    assert headline(loose) == ("ALLOWED to crawl; search: allowed (not stated)", True)
+    strict = explain(body, "https://s.example/x", "MyBot", Purpose(("search",), True))
+    assert headline(strict) == (
+        "ALLOWED to crawl; search: NOT allowed (not stated; REP_USAGE_STRICT)",
+        False,
+    )
+
+
+def _page_entry(gate: bool | None, page: bool | None) -> dict[str, Any]:
+    """An online explanation with --page: the gate's and the page's train-ai preference."""
+
+    def usage(value: bool | None) -> dict[str, Any]:
+        return {"train-ai": {"value": value, "sources": []}}
+
+    def verdict(value: bool | None) -> dict[str, Any]:
+        return {"labels": ["train-ai"], "strict": False, "used": value is not False}
+
+    return {
+        "url": "https://s.example/x",
+        "allowed": True,
+        "usage": usage(gate),
+        "purpose": verdict(gate),
+        "page": {"url": "https://s.example/x", "usage": usage(page), "purpose": verdict(page)},
+    }
+
+
+def test_the_headline_says_when_the_page_refuses_what_the_gate_let_through() -> None:
+    assert headline(_page_entry(None, False)) == (
+        "ALLOWED to crawl; train-ai: NOT allowed by the page",
+        False,
+    )
+    # The gate refuses before the page is fetched: the page's own answer does not count.
+    assert headline(_page_entry(False, True)) == ("ALLOWED to crawl; train-ai: NOT allowed", False)
+    assert headline(_page_entry(True, True)) == ("ALLOWED to crawl; train-ai: allowed", True)
+
+
+def test_command_headline_and_exit_status_agree(tmp_path: Path) -> None:
+    robots = tmp_path / "robots.txt"
+    robots.write_bytes(ROBOTS)
+    for url, purpose, first, status in (
+        ("/page/no-train/a", "train-ai", "ALLOWED to crawl; train-ai: NOT allowed", 1),
+        ("/page/a", "train-ai", "ALLOWED to crawl; train-ai: allowed", 0),
+        ("/page/a", "", "ALLOWED", 0),
+        ("/private/a", "train-ai", "DISALLOWED", 1),
+    ):
+        result = scrapy_robots(
+            "--file", str(robots), "--purpose", purpose, f"https://s.example{url}", cwd=tmp_path
+        )
+        assert result.stdout.splitlines()[0] == f"{first}  https://s.example{url}", result.stdout
+        assert result.returncode == status, (url, purpose, result.stderr)
+
+
+def test_command_usage_line_lists_every_option(tmp_path: Path) -> None:
+    result = scrapy_robots("-h", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    usage = result.stdout.split("Usage\n=====\n", 1)[1].split("\n\n", 1)[0]
+    options = result.stdout.split("\nOptions\n=======\n", 1)[1].split("\nGlobal Options", 1)[0]
+    flags = set(re.findall(r"^  (--[a-z-]+)", options, re.M))
+    assert flags == {"--user-agent", "--file", "--page", "--purpose", "--json"}
+    for flag in flags:
+        assert f"[{flag}" in usage, (flag, usage)
+    assert "refused for the purpose" in result.stdout  # the exit status, in the description
+
+
 def test_command_with_a_file_and_a_purpose(tmp_path: Path) -> None:
     robots = tmp_path / "robots.txt"
     robots.write_bytes(ROBOTS)
@@ -148,6 +246,11 @@ def test_command_online_with_page_headers_and_tdmrep(
     }
     assert header["page"]["usage"]["search"]["value"] is True
     assert header["page"]["purpose"]["used"] is False
+    # The crawl downloads it and drops its items: the headline says so, and the exit status.
+    assert headline(header) == (
+        "ALLOWED to crawl; train-ai: allowed (not stated); ai-use: NOT allowed by the page",
+        False,
+    )
     assert site.count("/.well-known/tdmrep.json") == 1
 
 
@@ -177,4 +280,5 @@ def test_command_online_shows_the_gates_and_the_page_levels_answers(
         "sources": ['<meta name="tdm-reservation" content="0">'],
     }
     assert entry["page"]["purpose"]["used"] is True
+    assert headline(entry) == ("ALLOWED to crawl; train-ai: NOT allowed", False)
     assert entry["documents"][0]["name"] == "tdmrep.json"

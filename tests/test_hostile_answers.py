@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from _crawl import CrawlResult, run_crawl
+from _crawl import CrawlResult, Start, run_crawl
 from _servers import ForwardProxy, Reply, ScriptedServer, html_page
 
 ADDON = {"ADDONS": {"scrapy_rep.Addon": 0}, "ROBOTSTXT_OBEY": True}
@@ -127,3 +127,19 @@ def test_a_proxys_503_pauses_that_proxy_not_the_site(
     finally:
         bad_proxy.close()
         good_proxy.close()
+
+
+def test_a_request_marked_rep_dont_pause_is_not_held_by_a_pause(
+    server_factory: Callable[..., ScriptedServer],
+) -> None:
+    site = server_factory()
+    site.robots("User-agent: *\nAllow: /\n")
+    site.route("/page/0", Reply(503, headers={"Retry-After": "6"}), Reply(200, html_page("", [])))
+    # Scheduled a second into the pause: the marked one goes at once, the other waits for it.
+    marked = Start(site.url("/page/1"), meta={"rep_dont_pause": True}, at=1.0)
+    plain = Start(site.url("/page/2"), at=1.0)
+    result = run_crawl([site.url("/page/0")], ADDON, extra=[marked, plain], timeout=60)
+    answered = site.seen("/page/0")[0].time
+    assert site.seen("/page/1")[0].time < answered + 5
+    assert site.seen("/page/2")[0].time >= answered + 5.9
+    assert result.stat("robotstxt/pause/paused") == 1

@@ -7,6 +7,7 @@ Scrapy's own suites (tests/scrapy_suites).
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 import pytest
@@ -19,10 +20,10 @@ from test_middleware_basic import MIDDLEWARE, settings
 from twisted.internet.error import ConnectionRefusedError, DNSLookupError, TimeoutError
 
 from scrapy_rep import RobotsTxtMiddleware
-from scrapy_rep.core.policy import Fetch, Limits, record
+from scrapy_rep.core.policy import Entry, Fetch, Limits, give_up_at, record
 from scrapy_rep.core.seen import BoundedSet
 from scrapy_rep.crawl._cache import ROBOTS, OriginCache, OriginState
-from scrapy_rep.crawl._events import Events
+from scrapy_rep.crawl._events import Events, Waiting
 from scrapy_rep.crawl._fetch import describe_failure
 from scrapy_rep.crawl._holds import SEEN_META
 from scrapy_rep.crawl.robotstxt_middleware import _GATED
@@ -147,20 +148,23 @@ class _Stats(dict[str, int]):
 
 
 def resolved_line(
-    fetch: Fetch, body: bytes | None, caplog: pytest.LogCaptureFixture, **kwargs: bool
+    fetch: Fetch,
+    body: bytes | None,
+    caplog: pytest.LogCaptureFixture,
+    *,
+    from_store: bool = False,
+    waiting: Waiting | None = None,
+    entry: Entry | None = None,
+    now: float = 1000.0 + 3600,
 ) -> str:
     limits = Limits()
     cache = OriginCache(ROBOTS, limits, 10)
-    entry = record(None, fetch, 1000.0, limits)
+    entry = record(entry, fetch, 1000.0, limits)
     state: OriginState = cache.install(ORIGIN, entry, cache.parse(entry, body, None), 1000.0)
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="scrapy_rep"):
         Events(_Stats(), lambda: None).resolved(
-            state,
-            None,
-            1000.0 + 3600,
-            from_store=kwargs.get("from_store", False),
-            waiting=kwargs.get("waiting", False),
+            state, None, now, from_store=from_store, waiting=waiting
         )
     return "\n".join(record.getMessage() for record in caplog.records)
 
@@ -181,3 +185,108 @@ def test_log_lines_read_as_sentences(caplog: pytest.LogCaptureFixture) -> None:
     assert "unreachable (connection refused): nothing of it is downloaded for now" in down
     assert "holding" not in down.lower()
     assert "no_robots" not in none and "rules" not in one
+
+
+def _clock(epoch: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(epoch))
+
+
+def test_each_failed_attempt_says_when_the_next_is_and_when_the_crawl_stops_waiting(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Defaults: attempts at 1000, 1030 and 1090 s (30 s, doubling); the 3rd failure in a row
+    # is the give-up (REP_GIVE_UP_AFTER = 3), long before REP_HOLD_TIMEOUT (900 s).
+    refused = Fetch("unreachable", error="connection refused")
+    waiting = Waiting(Limits(), 900, since=1000.0)
+    first = resolved_line(refused, None, caplog, waiting=waiting, now=1000.0)
+    assert first == (
+        f"robots.txt of {ORIGIN}: unreachable (connection refused): nothing of it is downloaded "
+        f"for now; 1 failure in a row; next attempt in 30s ({_clock(1030)}); if it keeps "
+        f"failing, the crawl stops waiting for it at about {_clock(1090)}, at its 3rd failure "
+        "(REP_GIVE_UP_AFTER)"
+    )
+    once = record(None, refused, 970.0, Limits())  # failed at 970: this is the 2nd failure
+    second = resolved_line(refused, None, caplog, waiting=waiting, entry=once, now=1000.0)
+    assert f"2 failures in a row; next attempt in 1m ({_clock(1060)}); " in second
+    assert f"the crawl stops waiting for it at about {_clock(1060)}, at its 3rd" in second
+    twice = record(once, refused, 990.0, Limits())
+    third = resolved_line(refused, None, caplog, waiting=waiting, entry=twice, now=1000.0)
+    assert third.endswith(
+        "3 failures in a row: the crawl stops waiting for it now (REP_GIVE_UP_AFTER=3)"
+    )
+    # Failures of an earlier run (read from a store): this run's own attempt comes first.
+    resumed = Waiting(Limits(), 900, since=1000.0, started=1500.0)
+    earlier = resolved_line(refused, None, caplog, waiting=resumed, entry=twice, now=1000.0)
+    assert earlier.endswith(
+        f"3 failures in a row; next attempt in 2m ({_clock(1120)}); if it keeps failing, the "
+        f"crawl stops waiting for it at about {_clock(1120)}, at its 4th failure "
+        "(REP_GIVE_UP_AFTER)"
+    )
+    # A hold timeout sooner than the give-up, or no give-up at all: REP_HOLD_TIMEOUT it is.
+    soon = Waiting(Limits(), 60, since=990.0)
+    timed = resolved_line(refused, None, caplog, waiting=soon, now=1000.0)
+    assert timed.endswith(
+        f"; the crawl stops waiting for its requests from {_clock(1050)} on, each after "
+        "REP_HOLD_TIMEOUT=1m"
+    )
+    never = Waiting(Limits(give_up_after=0), 900, since=1000.0)
+    assert f"from {_clock(1900)} on" in resolved_line(
+        refused, None, caplog, waiting=never, now=1000.0
+    )
+    # Nobody waits (the explain command): only when it is fetched again.
+    alone = resolved_line(refused, None, caplog, now=1000.0)
+    assert alone.endswith("nothing of it is downloaded for now; next fetch in 30s")
+
+
+def test_the_waiting_warning_names_what_shortens_and_lengthens_the_wait(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    limits = Limits()
+    cache = OriginCache(ROBOTS, limits, 10)
+
+    def warning(fetch: Fetch, waiting: Waiting) -> str:
+        entry = record(None, fetch, 1000.0, limits)
+        state: OriginState = cache.install(ORIGIN, entry, None, 1000.0)
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="scrapy_rep"):
+            Events(_Stats(), lambda: None).holding(state, waiting)
+        (line,) = [r for r in caplog.records if r.levelno == logging.WARNING]
+        return line.getMessage()
+
+    refused = Fetch("unreachable", error="connection refused")
+    give_up = warning(refused, Waiting(limits, 900, since=1000.0))
+    assert give_up == (
+        f"Waiting for the robots.txt of {ORIGIN} (unreachable: connection refused): its requests "
+        f"are held until it answers, or until about {_clock(1090)} if it keeps failing (3 "
+        "failures in a row: REP_GIVE_UP_AFTER); to wait less, lower REP_GIVE_UP_AFTER=3 or "
+        "REP_RETRY_DELAY=30s; to wait longer, raise them, or set REP_GIVE_UP_AFTER = 0 to wait "
+        "up to REP_HOLD_TIMEOUT=15m"
+    )
+    # 503: the first delay is REP_RETRY_FAST_DELAY's.
+    busy = warning(Fetch("unreachable", status=503), Waiting(limits, 900, since=1000.0))
+    assert "lower REP_GIVE_UP_AFTER=3 or REP_RETRY_FAST_DELAY=5s;" in busy
+    assert f"until about {_clock(1015)}" in busy  # 503 at 1000, 1005, 1015
+    never = warning(refused, Waiting(Limits(give_up_after=0), 60, since=1000.0))
+    assert never.endswith(
+        f"each for at most 1m (REP_HOLD_TIMEOUT), the first until {_clock(1060)}; to wait "
+        "less, lower REP_HOLD_TIMEOUT=1m, or set REP_GIVE_UP_AFTER (failures in a row after "
+        "which the crawl stops waiting); to wait longer, raise REP_HOLD_TIMEOUT"
+    )
+
+
+def test_give_up_at_follows_the_retry_schedule() -> None:
+    limits = Limits(retry_delay=10, retry_fast_delay=2, give_up_after=4)
+    refused = Fetch("unreachable", error="connection refused")
+    once = record(None, refused, 0.0, limits)
+    assert give_up_at(once, limits) == 10 + 20 + 40  # failures 2, 3, 4 at 10, 30, 70
+    assert give_up_at(record(once, refused, 10.0, limits), limits) == 10 + 20 + 40
+    busy = record(None, Fetch("unreachable", status=503), 0.0, limits)
+    assert give_up_at(busy, limits) == 2 + 4 + 8
+    asked = record(None, Fetch("unreachable", status=503, retry_after=60), 0.0, limits)
+    assert give_up_at(asked, limits) == 60 + 4 + 8  # later answers: no Retry-After assumed
+    four = once
+    for at in (10.0, 30.0, 70.0):
+        four = record(four, refused, at, limits)
+    assert give_up_at(four, limits) == 70.0
+    assert give_up_at(once, Limits(give_up_after=0)) is None
+    assert give_up_at(record(None, Fetch("ok", 200), 0.0, limits), limits) is None

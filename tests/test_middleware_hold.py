@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -176,7 +177,11 @@ def test_idle_crawl_gives_up_an_origin_whose_robots_txt_keeps_failing_not_one_th
     assert result.log.count(dropped) == 1
     # The WARNING above, and the closing summary of dropped requests.
     assert result.log.count("times in a row") == 2
-    assert "REP_GIVE_UP_AFTER sets how many failures to wait for" in result.log
+    # What makes it stop sooner, and later (a 500: REP_RETRY_DELAY is the first delay).
+    assert (
+        "to give up sooner, lower REP_GIVE_UP_AFTER or REP_RETRY_DELAY; to wait longer, raise "
+        "them (REP_GIVE_UP_AFTER = 0: up to REP_HOLD_TIMEOUT)" in result.log
+    )
     # Attempts end at 1.5 s; the give-up comes on the next tick (every second at most).
     assert result.stats["elapsed_time_seconds"] < 15
 
@@ -203,3 +208,60 @@ def test_an_unknown_origins_first_request_goes_the_moment_robots_txt_is_known(
     assert result.stat("robotstxt/held") == 2
     assert result.stat("robotstxt/released") == 2
     assert result.stat("robotstxt/forbidden") == 1
+
+
+def _seconds_of_day(clock: str) -> int:
+    hours, minutes, seconds = (int(part) for part in clock.split(":"))
+    return hours * 3600 + minutes * 60 + seconds
+
+
+def _close(clock: str, other: str, slack: int = 2) -> bool:
+    """Two HH:MM:SS within ``slack`` seconds (across midnight too)."""
+    apart = abs(_seconds_of_day(clock) - _seconds_of_day(other)) % 86400
+    return min(apart, 86400 - apart) <= slack
+
+
+def test_a_dead_site_says_at_each_attempt_when_the_next_is_and_when_the_crawl_stops_waiting(
+    unused_port: int,
+) -> None:
+    # Nothing listens: robots.txt is refused at 0, 1 and 3 s (REP_RETRY_DELAY=1, doubling),
+    # and the 3rd failure in a row is the give-up (REP_GIVE_UP_AFTER=3).
+    origin = f"http://127.0.0.1:{unused_port}"
+    result = run_crawl([f"{origin}/page/{i}" for i in range(3)], settings(REP_RETRY_DELAY=1))
+    assert result.stat("robotstxt/request_count") == 3
+    assert result.stat("robotstxt/gave_up") == 1
+    attempts = [
+        line for line in result.log.splitlines() if f"robots.txt of {origin}: unreachable" in line
+    ]
+    # One INFO line per attempt, each stamped when it failed.
+    assert len(attempts) == 3, attempts
+    stamp = re.compile(r"^\S+ (\d\d:\d\d:\d\d) \[scrapy_rep\.crawl\.robotstxt_middleware\] INFO: ")
+    stamps = []
+    for line in attempts:
+        found = stamp.match(line)
+        assert found is not None, line
+        stamps.append(found.group(1))
+    told = re.compile(
+        r"nothing of it is downloaded for now; (\d) failures? in a row; next attempt in \S+ "
+        r"\((\d\d:\d\d:\d\d)\); if it keeps failing, the crawl stops waiting for it at about "
+        r"(\d\d:\d\d:\d\d), at its 3rd failure \(REP_GIVE_UP_AFTER\)$"
+    )
+    for number, line in enumerate(attempts[:2], 1):
+        found = told.search(line)
+        assert found is not None, line
+        assert int(found.group(1)) == number
+        # The next attempt came when this line said, and the crawl stopped waiting when it
+        # said (the last attempt's line), to the second the log stamps.
+        assert _close(found.group(2), stamps[number]), (found.group(2), stamps)
+        assert _close(found.group(3), stamps[2]), (found.group(3), stamps)
+    assert attempts[2].endswith(
+        "; 3 failures in a row: the crawl stops waiting for it now (REP_GIVE_UP_AFTER=3)"
+    )
+    # One WARNING for the origin, with what makes the wait shorter or longer.
+    (warning,) = [line for line in result.log.splitlines() if "Waiting for the robots.txt" in line]
+    assert "] WARNING: " in warning
+    assert (
+        "to wait less, lower REP_GIVE_UP_AFTER=3 or REP_RETRY_DELAY=1s; to wait longer, raise "
+        "them, or set REP_GIVE_UP_AFTER = 0 to wait up to REP_HOLD_TIMEOUT=15m"
+    ) in warning
+    assert result.stats["elapsed_time_seconds"] < 15

@@ -110,7 +110,10 @@ def test_refused_connection_holds_then_drops(unused_port: int) -> None:
     waiting = [line for line in result.log.splitlines() if "Waiting for the robots.txt" in line]
     (line,) = [line for line in waiting if f"of http://127.0.0.1:{unused_port} " in line]
     assert f"of http://127.0.0.1:{unused_port} (unreachable: connection refused)" in line
-    assert "each for at most 1s (REP_HOLD_TIMEOUT=1; lower it to give up sooner)" in line
+    # Refused at 0, 0.2 and 0.6 s: the 3rd failure (REP_GIVE_UP_AFTER) comes before
+    # REP_HOLD_TIMEOUT=1.
+    assert "if it keeps failing (3 failures in a row: REP_GIVE_UP_AFTER)" in line
+    assert "to wait less, lower REP_GIVE_UP_AFTER=3 or REP_RETRY_DELAY=0.2s" in line
     assert "[scrapy_rep.crawl.robotstxt_middleware] WARNING" in line
     assert f"127.0.0.1:{unused_port}: unreachable (connection refused): nothing of it" in result.log
     assert [line for line in waiting if f"of {ftp} " in line]

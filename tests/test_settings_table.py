@@ -1,6 +1,7 @@
 """The table of REP_* settings (scrapy_rep.core.settings) against README and the crawl.
 
-README's settings tables must give each setting of the table, in its order, with its default;
+README's settings tables (all under "## Settings") must give each setting of the table, in its
+order, with its default;
 the crawl must run with the table's defaults, so changing one there changes both (and this
 fails until README follows).
 """
@@ -32,16 +33,15 @@ ROW = re.compile(r"^\| `([A-Z_]+)` \| (.+?) \| ")
 
 
 def readme_defaults() -> dict[str, str]:
-    """The default column of the tables under README's "## Settings" and "## Page-level
-    rules", by setting, in README's order."""
+    """The default column of the tables under README's "## Settings" (the page level's
+    settings included), by setting, in README's order."""
     text = README.read_text(encoding="utf-8")
     defaults: dict[str, str] = {}
-    for heading in ("## Settings", "## Page-level rules"):
-        section = text.split(f"\n{heading}", 1)[1].split("\n## ", 1)[0]
-        for line in section.splitlines():
-            row = ROW.match(line)
-            if row:
-                defaults[row[1]] = row[2]
+    section = text.split("\n## Settings\n", 1)[1].split("\n## ", 1)[0]
+    for line in section.splitlines():
+        row = ROW.match(line)
+        if row:
+            defaults[row[1]] = row[2]
     return defaults
 
 

@@ -33,7 +33,7 @@ _REASONS: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "usage": ("a usage preference refuses the declared purpose", ("robotstxt/usage_forbidden",)),
     "gave_up": (
-        "their robots.txt kept failing and nothing else was left to crawl",
+        "their robots.txt failed REP_GIVE_UP_AFTER times in a row: the crawl stopped waiting",
         ("robotstxt/gave_up", "robotstxt/held_dropped"),
     ),
     "hold_timeout": (
@@ -53,7 +53,12 @@ _RECOVERY_STATS = (
     "robotstxt/released",
     "robotstxt/request_count",
 )
-_PAUSE_STATS = ("robotstxt/pause/paused", "robotstxt/pause/resumed", "robotstxt/pause/resent/")
+_PAUSE_STATS = (
+    "robotstxt/pause/paused",
+    "robotstxt/pause/resumed",
+    "robotstxt/pause/resent/",
+    "robotstxt/rescheduled",  # the request a pause caught on its way, sent again after it
+)
 # tdmrep.json is fetched for a train-ai purpose; a page's own preferences refuse items.
 _USAGE_STATS = (
     "tdmrep/request_count",
@@ -62,6 +67,57 @@ _USAGE_STATS = (
     "robotspage/items/usage_dropped",
 )
 _PAGE_STATS = ("robotspage/requests/nofollow", "robotspage/items/marked")
+
+
+# What each stat counts, in a few words (README "Stats" has them all): exact names, then
+# names under a prefix.
+_MEANS = {
+    "robotstxt/request_count": "robots.txt requests sent",
+    "robotstxt/response_count": "robots.txt answers received",
+    "robotstxt/forbidden": "requests a robots.txt rule forbids, dropped",
+    "robotstxt/forbidden_before_schedule": "of those, before they reached the scheduler",
+    "robotstxt/forbidden_before_download": "of those, just before download",
+    "robotstxt/held": (
+        "requests that waited at the gate, every origin: for its robots.txt (a first fetch, "
+        "or a retry), a pause, or a usage document a purpose needs"
+    ),
+    "robotstxt/released": "waiting requests sent on once what they waited for came",
+    "robotstxt/held_dropped": "waiting requests dropped (given up, or REP_HOLD_TIMEOUT)",
+    "robotstxt/held_dropped_on_close": "requests still waiting when the crawl closed, dropped",
+    "robotstxt/gave_up": "origins whose robots.txt failed REP_GIVE_UP_AFTER times in a row",
+    "robotstxt/rescheduled": (
+        "requests sent back from the downloader to the gate: caught by a pause on their way "
+        "(sent again after it), or their robots.txt unknown again"
+    ),
+    "robotstxt/unreachable": "origins whose robots.txt failed (429, 5xx, network error)",
+    "robotstxt/recovered": "origins whose robots.txt answered again",
+    "robotstxt/usage_forbidden": "requests refused for the declared purpose",
+    "robotstxt/pause/paused": "origins paused: a page said slow down",
+    "robotstxt/pause/resumed": "pauses over",
+    "robotstxt/pause/extended": "pauses made longer",
+    "robotstxt/pause/probes": "requests sent alone after a pause, to probe the site",
+    "robotspage/pages/noindex": "pages saying noindex",
+    "robotspage/pages/nofollow": "pages saying nofollow",
+    "robotspage/requests/nofollow": "links of nofollow pages, not followed",
+    "robotspage/items/marked": "items marked rep_noindex",
+    "robotspage/pages/usage_refused": "pages whose own statements refuse the purpose",
+    "robotspage/items/usage_dropped": "items dropped for the purpose",
+    "tdmrep/request_count": "tdmrep.json requests, one per origin (train-ai needs them)",
+    "tdmrep/response_count": "tdmrep.json answers received",
+}
+_MEANS_UNDER = {
+    "robotstxt/response_status_count/": "robots.txt answers with this status",
+    "robotstxt/exception_count/": "robots.txt downloads that failed so",
+    "robotstxt/pause/resent/": "requests sent again after a pause, by what paused them",
+    "robotstxt/usage_forbidden/": "of those, by the label that refused",
+    "tdmrep/response_status_count/": "tdmrep.json answers with this status (404: none)",
+}
+
+
+def _meaning(name: str) -> str | None:
+    if name in _MEANS:
+        return _MEANS[name]
+    return next((words for under, words in _MEANS_UNDER.items() if name.startswith(under)), None)
 
 
 def origin_key(url: str) -> str:
@@ -140,6 +196,8 @@ class DemoReport:
     answers: list[Answer] = field(default_factory=list)
     # origin key -> the middleware's OriginReport, an exception, or None while pending
     origins: dict[str, Any] = field(default_factory=dict)
+    links: dict[str, list[str]] = field(default_factory=dict)  # page -> links it has (in scope)
+    final: dict[str, str] = field(default_factory=dict)  # requested URL -> page (redirects)
 
     def needs_origin(self, url: str) -> bool:
         return origin_key(url) not in self.origins
@@ -219,7 +277,9 @@ class DemoReport:
         return [
             f"robots.txt failed, then recovered (SPEC B2): {len(found)} origin(s)",
             *(line for lines in found for line in lines),
-            f"  crawl-wide: {_counted(stats, names)}",
+            f"  crawl-wide, every origin: {_counted(stats, names)} (robotstxt/held counts the "
+            "requests held above and those that waited for another origin's first robots.txt "
+            "or a pause; each stat in words under scrapy-rep stats)",
         ]
 
     def _recovered(self, key: str) -> list[str]:
@@ -296,26 +356,53 @@ class DemoReport:
             count = sum(1 for drop in self.dropped.values() if drop.reason == "usage")
             out = [
                 f"Usage preferences: declared purpose {', '.join(closing.purpose)}: "
-                f'{count} request(s) refused before scheduling (reason "usage" above)'
+                f'{count} request(s) refused before scheduling (reason "usage" above); a '
+                "refused page is not fetched, so pages only it links to are never requested"
             ]
             counted = _counted(closing.stats, _USAGE_STATS)
             return [*out, f"  {counted}"] if counted else out
         out = ["Usage preferences: no purpose declared, so nothing was refused for its use."]
         for label in LABELS:
-            refused = [
-                (url, why)
-                for url in self.fetched
-                if (why := self._refusal(url, closing.tokens, label))
-            ]
-            if refused:
-                out.append(
-                    f"  With -a purpose={label}, robots.txt refuses {len(refused)} of the "
-                    "pages fetched: they would be dropped before scheduling"
-                )
-                out += [line for url, why in refused for line in (f"    {url}", f"        {why}")]
+            forecast = self.forecast(label, closing.tokens)
+            if forecast.refused:
+                out += forecast.lines()
         if len(out) == 1:
             out.append(f"  robots.txt refuses none of the pages fetched for {', '.join(LABELS)}")
         return out
+
+    def forecast(self, label: str, tokens: Sequence[str]) -> Forecast:
+        """What this crawl would have done declaring ``label`` (``-a purpose=label``): the same
+        links from the same start, robots.txt refusing some pages for ``label`` before they
+        are scheduled. A refused page is not fetched, so the links only it has are never
+        requested: fewer pages are reached than are refused here."""
+        made = [url for url, how in self.requested.items() if how.page is None]
+        seen, queue = set(made), list(made)
+        refused: list[tuple[str, str]] = []
+        fetched: list[str] = []
+        while queue:
+            url = queue.pop(0)
+            if url not in self.answered:  # dropped by a rule, or not fetched here either
+                continue
+            why = self._refusal(url, tokens, label)
+            if why is not None:
+                refused.append((url, why))
+                continue
+            page = self.final.get(url, url)
+            fetched.append(page)
+            for link in self.links.get(page, ()):
+                if link not in seen:
+                    seen.add(link)
+                    made.append(link)
+                    # A nofollow page's links are made, and dropped (SPEC D6), as here.
+                    if not self._nofollow(page):
+                        queue.append(link)
+        here = [self.final.get(url, url) for url in self.requested if url in self.answered]
+        refused_pages = {self.final.get(url, url) for url, _ in refused}
+        unreached = [page for page in here if page not in fetched and page not in refused_pages]
+        disallowed = [
+            url for url in made if getattr(self.dropped.get(url), "reason", "") == "disallowed"
+        ]
+        return Forecast(label, refused, unreached, len(made), len(fetched), len(disallowed))
 
     def _not_fetched(self, reason: str) -> list[str]:
         other = []
@@ -329,7 +416,39 @@ class DemoReport:
         return [f"Not fetched for other reasons: {len(other) // 2}", *other]
 
     def _origin_lines(self) -> list[str]:
-        return ["robots.txt per origin:", *(f"  {_origin(a)}" for a in self.origins.values())]
+        lines = ["robots.txt per origin:"]
+        for key, answer in self.origins.items():
+            failing = getattr(answer, "outcome", None) == "unreachable"
+            lines.append(f"  {self._unreachable(key, answer) if failing else _origin(answer)}")
+        return lines
+
+    def _unreachable(self, key: str, answer: Any) -> str:
+        """An origin whose robots.txt still failed when last asked: every attempt the crawl
+        made (the middleware's answer was about the first), and how the waiting ended."""
+        attempts = [at for at, url in self.sent if _robots(url) and origin_key(url) == key]
+        error = answer.error or f"HTTP {answer.status}"
+        line = f"{answer.origin}/robots.txt: unreachable ({error})"
+        if attempts:
+            when = ", ".join(f"{at - attempts[0]:.1f}s" for at in attempts)
+            line += f", {len(attempts)} attempt(s), at {when}"
+        ended = [
+            drop.reason
+            for drop in self.dropped.values()
+            if drop.origin is not None and origin_key(drop.origin) == key
+        ]
+        if "gave_up" in ended:
+            count = ended.count("gave_up")
+            return (
+                f"{line}: given up after {len(attempts)} failures in a row (REP_GIVE_UP_AFTER), "
+                f'its {count} request(s) dropped (reason "gave_up" above)'
+            )
+        if "hold_timeout" in ended:
+            count = ended.count("hold_timeout")
+            return (
+                f"{line}: its {count} request(s) waited longer than REP_HOLD_TIMEOUT, dropped "
+                '(reason "hold_timeout" above)'
+            )
+        return f"{line}: still failing when the crawl closed"
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -376,6 +495,38 @@ class DemoReport:
         ]
 
 
+@dataclass(frozen=True)
+class Forecast:
+    """What a crawl declaring ``label`` would do, from this crawl (``DemoReport.forecast``)."""
+
+    label: str
+    refused: list[tuple[str, str]]  # pages fetched here that robots.txt refuses, and why
+    unreached: list[str]  # pages fetched here that it would not reach (only refused ones link)
+    made: int  # requests the spider would make
+    fetched: int  # pages it would fetch
+    disallowed: int  # requests robots.txt rules would drop
+
+    def lines(self) -> list[str]:
+        out = [
+            f"  With -a purpose={self.label}, robots.txt refuses {len(self.refused)} of the pages "
+            "fetched (each dropped before scheduling):"
+        ]
+        out += [line for url, why in self.refused for line in (f"    {url}", f"        {why}")]
+        if self.unreached:
+            out.append(
+                f"    and {len(self.unreached)} other page(s) fetched here would not be reached: "
+                "only refused pages link to them, so nothing requests them"
+            )
+            out += [f"      {url}" for url in self.unreached]
+        out.append(
+            f"    That run: {self.made} requests made, {self.fetched} pages fetched, dropped: "
+            f"{len(self.refused)} for {self.label}, {self.disallowed} by robots.txt rules "
+            "(robots.txt alone: tdmrep.json and the pages' own statements, read only with a "
+            "purpose, may refuse more)"
+        )
+        return out
+
+
 def _in(url: str, key: str, at: float, before: float) -> bool:
     """``url`` is of origin ``key`` and ``at`` is before ``before``."""
     return origin_key(url) == key and at < before
@@ -419,7 +570,11 @@ def _origin(answer: Any) -> str:
 
 def _stats(stats: Mapping[str, Any]) -> list[str]:
     counters = _matching(stats, ("robotstxt/", "robotspage/", "tdmrep/"))
-    return ["scrapy-rep stats:", *(f"  {name}: {value}" for name, value in counters)]
+    lines = ["scrapy-rep stats (what each counts):"]
+    for name, value in counters:
+        means = _meaning(name)
+        lines.append(f"  {name}: {value}" + (f"  ({means})" if means else ""))
+    return lines
 
 
 def _try_offline(commands: list[str]) -> list[str]:

@@ -12,8 +12,11 @@ Every URL's usage preferences are shown per label with the lines or headers that
 them; ``--purpose train-ai`` (default: the project's ``REP_USAGE_PURPOSES``) also says
 whether a crawl declaring it would use the URL's content (SPEC G).
 
-Exit status: 0 when every URL is allowed (and, with a purpose, its content would be used),
-1 when any is disallowed (or refused for the purpose), 2 on a usage error.
+Each URL's first line says what the exit status counts: ``ALLOWED`` or ``DISALLOWED`` and,
+with a purpose, each label's answer (``ALLOWED to crawl; train-ai: NOT allowed``). Exit status:
+0 when every URL is allowed (and, with a purpose, its content would be used), 1 when any is
+disallowed (or refused for the purpose, by the gate or, with ``--page``, by the page), 2 on a
+usage error.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy_rep.__main__ import parse_tokens
 from scrapy_rep.commands._online import enable_middleware, explain_online
 from scrapy_rep.core.explain import explain_rules, line_texts
-from scrapy_rep.core.explain_text import format_explanation
+from scrapy_rep.core.explain_text import format_explanation, headline
 from scrapy_rep.core.origin import ROBOTS_SCHEMES
 from scrapy_rep.core.purpose import Purpose
 from scrapy_rep.core.robots_file import RobotsTxt
@@ -42,6 +45,35 @@ if TYPE_CHECKING:
     import argparse
 
 __all__ = ["Command"]
+
+#: The command's options: flag, metavar (None: a switch) and help; ``-h`` shows them all in
+#: its usage line too (``Command.syntax``).
+_OPTIONS: tuple[tuple[str, str | None, str], ...] = (
+    (
+        "--user-agent",
+        "TOKEN",
+        "the crawler's robots.txt token(s), e.g. MyBot or 'mybot-news,mybot', '*' for none "
+        "(default: from the settings, as the middleware picks it)",
+    ),
+    ("--file", "ROBOTS_TXT", "read this local robots.txt ('-' for stdin); fetch nothing"),
+    (
+        "--page",
+        None,
+        "also fetch each URL (if robots.txt allows it) and show its page rules (robots meta "
+        "tags, X-Robots-Tag)",
+    ),
+    (
+        "--purpose",
+        "LABELS",
+        "what the crawl's output is used for, e.g. train-ai or 'train-ai,search' (default: "
+        "REP_USAGE_PURPOSES from the settings; '' for none)",
+    ),
+    ("--json", None, "print JSON instead of text"),
+)
+
+
+def _usage(flag: str, metavar: str | None) -> str:
+    return f"[{flag}]" if metavar is None else f"[{flag} {metavar}]"
 
 
 class Command(ScrapyCommand):
@@ -55,7 +87,9 @@ class Command(ScrapyCommand):
     }
 
     def syntax(self) -> str:
-        return "URL [URL ...] [--user-agent TOKEN] [--file ROBOTS_TXT] [--page] [--json]"
+        # Scrapy builds the -h usage line from this before ``add_options`` runs: both come
+        # from _OPTIONS, so the line lists every option.
+        return " ".join(["URL [URL ...]", *(_usage(flag, meta) for flag, meta, _ in _OPTIONS)])
 
     def short_desc(self) -> str:
         return "Explain robots.txt decisions for URLs (scrapy-rep)"
@@ -63,36 +97,20 @@ class Command(ScrapyCommand):
     def long_desc(self) -> str:
         return (
             "For each URL: allowed or disallowed, the deciding rule and its line, "
-            "the group used and why, and the origin's robots.txt outcome. "
-            "Exit status 0 if all are allowed, 1 if any is disallowed, 2 on a usage error."
+            "the group used and why, and the origin's robots.txt outcome; with a purpose, "
+            "whether a crawl declaring it would use the URL's content (the first line says "
+            "both: 'ALLOWED to crawl; train-ai: NOT allowed'). Exit status 0 if every URL is "
+            "allowed (and its content used for the purpose), 1 if any is disallowed or "
+            "refused for the purpose, 2 on a usage error."
         )
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
-        parser.add_argument(
-            "--user-agent",
-            metavar="TOKEN",
-            help="the crawler's robots.txt token(s), e.g. MyBot or 'mybot-news,mybot', "
-            "'*' for none (default: from the settings, as the middleware picks it)",
-        )
-        parser.add_argument(
-            "--file",
-            metavar="ROBOTS_TXT",
-            help="read this local robots.txt ('-' for stdin); fetch nothing",
-        )
-        parser.add_argument(
-            "--page",
-            action="store_true",
-            help="also fetch each URL (if robots.txt allows it) and show its page rules "
-            "(robots meta tags, X-Robots-Tag)",
-        )
-        parser.add_argument(
-            "--purpose",
-            metavar="LABELS",
-            help="what the crawl's output is used for, e.g. train-ai or 'train-ai,search' "
-            "(default: REP_USAGE_PURPOSES from the settings; '' for none)",
-        )
-        parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+        for flag, metavar, help_text in _OPTIONS:
+            if metavar is None:
+                parser.add_argument(flag, action="store_true", help=help_text)
+            else:
+                parser.add_argument(flag, metavar=metavar, help=help_text)
 
     def process_options(self, args: list[str], opts: argparse.Namespace) -> None:
         # Scrapy parses with parse_known_args: an option it does not know comes among the URLs.
@@ -145,9 +163,9 @@ class Command(ScrapyCommand):
             print(json.dumps(entries, indent=2))
         else:
             print(format_explanation(entries))
-        # A URL whose content the declared purpose may not use is one the crawl drops.
-        used = all(entry.get("purpose", {}).get("used", True) for entry in entries)
-        self.exitcode = 0 if used and all(entry["allowed"] for entry in entries) else 1
+        # What each headline says: a URL disallowed, or whose content the declared purpose may
+        # not use (the crawl drops it, or its items), exits 1.
+        self.exitcode = 0 if all(headline(entry)[1] for entry in entries) else 1
 
     def _explain_file(
         self, path: Path, urls: list[str], tokens: list[str], purpose: Purpose

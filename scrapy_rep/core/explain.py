@@ -18,7 +18,8 @@ stdin); for a body or ``RobotsTxt`` passed to ``scrapy_rep.explain``
 ``{"given": True}``; for a fetched
 robots.txt the middleware's ``OriginReport`` fields ``origin``, ``outcome``,
 ``status``, ``redirects`` (URLs followed), ``truncated``, ``fetched_at``,
-``expires_at`` (epoch seconds), ``error``, ``stale`` and ``crawl_delay``.
+``expires_at`` (epoch seconds; while robots.txt fails, its next attempt), ``error``,
+``stale``, ``crawl_delay`` and ``failures`` (attempts failed in a row, 0 when answered).
 With ``scrapy robots --page`` an entry also has ``page``: ``{"url"`` (after
 redirects), ``"status"``, ``"noindex"``, ``"nofollow"``, ``"unavailable_after"``
 (ISO 8601 or None), ``"directives"`` (per agent, ``"*"`` for all crawlers)``}``
@@ -122,6 +123,7 @@ _REPORT_FIELDS = (
     "error",
     "stale",
     "crawl_delay",
+    "failures",
 )
 
 

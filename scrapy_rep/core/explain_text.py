@@ -25,6 +25,7 @@ __all__ = [
     "format_rule",
     "format_source",
     "format_usage",
+    "headline",
 ]
 
 
@@ -35,8 +36,7 @@ def format_explanation(entries: Mapping[str, Any] | Sequence[Mapping[str, Any]])
         entries = [entries]
     blocks = []
     for entry in entries:
-        verdict = "ALLOWED" if entry["allowed"] else "DISALLOWED"
-        lines = [f"{verdict}  {entry['url']}"]
+        lines = [f"{headline(entry)[0]}  {entry['url']}"]
         if entry.get("decided_by", "rules") == "rules":
             lines.append(f"  rule:   {format_rule(entry.get('rule'))}")
             lines.append(f"  group:  {entry['reason']}")
@@ -63,6 +63,51 @@ def format_explanation(entries: Mapping[str, Any] | Sequence[Mapping[str, Any]])
                 lines.append(f"    purpose: {format_purpose(page['purpose'])}")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
+
+
+def headline(entry: Mapping[str, Any]) -> tuple[str, bool]:
+    """The verdict that heads an explanation, and whether a crawl would download the URL and
+    use its content: ``scrapy robots`` exits 0 only when that holds for every URL.
+
+    ``DISALLOWED`` (robots.txt, or its outcome, refuses it), ``ALLOWED`` (no purpose declared)
+    or, with a declared purpose, ``ALLOWED to crawl;`` and each label's answer: ``train-ai:
+    NOT allowed`` (the crawl drops the request before scheduling; ``(not stated;
+    REP_USAGE_STRICT)`` when nothing states it), ``NOT allowed by the page`` (``--page``: the
+    page's own statements refuse it, and the crawl drops its items), ``allowed`` or ``allowed
+    (not stated)``.
+    """
+    if not entry["allowed"]:
+        return "DISALLOWED", False
+    purpose = entry.get("purpose")
+    if purpose is None:
+        return "ALLOWED", True
+    page = entry.get("page") or {}
+    # The page level decides only on what the gate let through (and the page was fetched).
+    at_page = page.get("purpose") if purpose["used"] else None
+    strict = bool(purpose.get("strict"))
+    answers = []
+    for label in purpose["labels"]:
+        answer = _label_answer(entry.get("usage", {}).get(label, {}).get("value"), strict)
+        if at_page is not None and not answer.startswith("NOT"):
+            by_page = _label_answer((page.get("usage") or {}).get(label, {}).get("value"), strict)
+            if by_page.startswith("NOT"):
+                answer = by_page.replace("NOT allowed", "NOT allowed by the page")
+        answers.append(f"{label}: {answer}")
+    used = bool(purpose["used"]) and (at_page is None or bool(at_page["used"]))
+    text = f"ALLOWED to crawl; {'; '.join(answers)}"
+    if not used and "NOT" not in text:
+        # The verdicts decide and the words follow them: never a refusal the line hides.
+        text += f"; {', '.join(purpose['labels'])}: NOT used"
+    return text, used
+
+
+def _label_answer(value: bool | None, strict: bool) -> str:
+    """One label's answer from its combined preference (``Purpose.refusal``'s rule)."""
+    if value is False:
+        return "NOT allowed"
+    if value is None:
+        return "NOT allowed (not stated; REP_USAGE_STRICT)" if strict else "allowed (not stated)"
+    return "allowed"
 
 
 def format_rule(rule: Mapping[str, Any] | None) -> str:
@@ -137,7 +182,14 @@ def format_source(source: Mapping[str, Any]) -> str:
     if source.get("stale"):
         parts.append("stale copy in use (refresh failing)")
     fetched, expires = source.get("fetched_at"), source.get("expires_at")
-    if isinstance(fetched, (int, float)) and isinstance(expires, (int, float)):
+    failures = source.get("failures")
+    if isinstance(failures, int) and failures > 0:
+        # Failing: what is known is when it is tried again, not how long a copy lives.
+        row = f"{failures} failed attempt{'s' if failures != 1 else ''} in a row"
+        if isinstance(expires, (int, float)):
+            row += f", next attempt at {_timestamp(expires)}"
+        parts.append(row)
+    elif isinstance(fetched, (int, float)) and isinstance(expires, (int, float)):
         parts.append(f"lifetime {duration(expires - fetched)} (until {_timestamp(expires)})")
     if source.get("crawl_delay") is not None:
         parts.append(f"Crawl-delay {source['crawl_delay']:g}s")

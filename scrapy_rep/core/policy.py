@@ -7,7 +7,8 @@
 - ``retry_delay(failures, status, retry_after, limits)``: when to try again.
 - ``record(entry, fetch, now, limits)``: the origin's next ``Entry`` after a fetch.
 - ``serving(entry, now, limits)``: what the origin's requests get right now.
-- ``given_up(entry, now, limits)``: may a crawl with nothing else to do stop waiting for it?
+- ``given_up(entry, now, limits)``: may a crawl stop waiting for it?
+- ``give_up_at(entry, limits)``: when, if robots.txt keeps failing, a crawl stops waiting.
 
 An ``Entry`` is what the store keeps per origin (``StoredRobots.meta``, see
 ``Entry.to_meta`` for the JSON layout; the robots.txt body of the good copy is
@@ -35,6 +36,7 @@ __all__ = [
     "Limits",
     "Serving",
     "classify",
+    "give_up_at",
     "given_up",
     "honoured",
     "lifetime",
@@ -88,7 +90,8 @@ def classify(status: int) -> Status:
     return "unreachable"
 
 
-_MAX_AGE = re.compile(r"(?:^|[,\s])max-age\s*=\s*\"?(\d+)", re.IGNORECASE)
+#: RFC 9111 5.2.2.1: max-age's delta-seconds are ASCII digits (``\d`` alone takes "٣" too).
+_MAX_AGE = re.compile(r"(?:^|[,\s])max-age\s*=\s*\"?(\d+)", re.IGNORECASE | re.ASCII)
 
 
 def lifetime(cache_control: str | None, limits: Limits) -> float:
@@ -369,14 +372,31 @@ def serving(entry: Entry, now: float, limits: Limits) -> Serving:
 
 
 def given_up(entry: Entry | None, now: float, limits: Limits) -> bool:
-    """May a crawl with nothing else to do drop the requests waiting for this origin?
+    """May a crawl stop waiting for this origin (drop, or keep for its next run, the requests
+    waiting for it), whatever else it is doing?
 
     SPEC B2 keeps the origin disallowed while its robots.txt fails, and that stays true: its
-    requests are dropped (with a reason), never downloaded. What this adds is when a crawl
-    stops *waiting*: after ``give_up_after`` server errors in a row with no good copy to
-    serve, the remaining retries would only keep an otherwise finished crawl open. The
-    stored entry is not changed, so a later crawl retries and the 30-day clock runs on.
+    requests are never downloaded. What this adds is when a crawl stops *waiting*: after
+    ``give_up_after`` server errors in a row with no good copy to serve, rather than at
+    REP_HOLD_TIMEOUT. The stored entry is not changed, so a later crawl retries and the
+    30-day clock runs on.
     """
     if limits.give_up_after <= 0 or entry is None or entry.outcome != "unreachable":
         return False
     return entry.failures >= limits.give_up_after and serving(entry, now, limits).kind == "hold"
+
+
+def give_up_at(entry: Entry, limits: Limits) -> float | None:
+    """When a crawl waiting for this origin stops waiting (``given_up``) if every attempt from
+    now on fails as the last one did (same status, no Retry-After), attempts taking no time: the
+    epoch of its ``give_up_after``-th failure in a row (the last attempt's when that many have
+    failed already). None when it never does: ``give_up_after`` is 0, or robots.txt is not
+    failing."""
+    if limits.give_up_after <= 0 or entry.outcome != "unreachable":
+        return None
+    if entry.failures >= limits.give_up_after:
+        return entry.fetched_at
+    at = entry.retry_at if entry.retry_at is not None else entry.fetched_at
+    for failures in range(entry.failures, limits.give_up_after - 1):
+        at += retry_delay(failures + 1, entry.status, None, limits)
+    return at

@@ -241,7 +241,7 @@ _STORE_URL = Check(_store_url)
 # Read by ``scrapy_rep.core.tokens``, which warns about a bad token rather than refusing it.
 _TOKENS = Check(_as_given)
 
-#: Every REP_* setting, in README's order (its settings table, then its page-level one).
+#: Every REP_* setting, in the order of README's Settings section.
 SETTINGS: Mapping[str, Setting[Any]] = {
     row.name: row
     for row in (

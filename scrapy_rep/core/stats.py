@@ -123,7 +123,8 @@ UNREACHABLE = "robotstxt/unreachable"
 RECOVERED = "robotstxt/recovered"
 STALE_SERVED = "robotstxt/stale_served"
 REFRESH = ROBOTSTXT_FETCH.refresh
-#: Origins given up when nothing else was left to crawl (REP_GIVE_UP_AFTER).
+#: Origins the crawl stopped waiting for: robots.txt failed REP_GIVE_UP_AFTER times in a row,
+#: or paused for longer than REP_PAUSE_GIVE_UP_AFTER.
 GAVE_UP = "robotstxt/gave_up"
 STORE_HIT = ROBOTSTXT_FETCH.store_hit
 #: Store calls that failed: the robots.txt store, and Redis for held requests.

@@ -106,6 +106,10 @@ class OriginReport:
     """An old copy serving while robots.txt cannot be refreshed (SPEC B3)."""
     crawl_delay: float | None = None
     """Crawl-delay for the crawler's tokens, when REP_CRAWL_DELAY is on."""
+    failures: int = 0
+    """robots.txt attempts that failed in a row (429, 5xx, network errors; SPEC B2), the last
+    one included; 0 when the last attempt got an answer. While it fails, ``expires_at`` is
+    the next attempt."""
 
 
 class OriginState(Generic[D]):
@@ -150,6 +154,7 @@ class OriginState(Generic[D]):
             error=entry.error,
             stale=self.serving.stale,
             crawl_delay=self.crawl_delay,
+            failures=entry.failures,
         )
 
 

@@ -60,7 +60,7 @@ class Drops:
         self._clock = clock
         self._deliver = deliver
         self._signal_dropped = signal_dropped
-        self._queue: list[tuple[Request, RequestDropped]] = []
+        self._queue: list[tuple[Request, Why]] = []
         # Origins whose refused start request was warned about.
         self._warned: BoundedSet[str] = BoundedSet()
         # Per origin (the first _TRACKED_ORIGINS): requests dropped and the first reason.
@@ -78,10 +78,9 @@ class Drops:
             origin = why.origin or ""
             if self._warned.add(origin):
                 self._events.start_refused(request, why)
-        exc = why.exception()
         if where != "before_download":
-            self._later(request, exc)
-        return exc
+            self._later(request, why)
+        return why.exception()
 
     def duplicate(self, request: Request) -> None:
         """A request refused before, seen again: what Scrapy's dupefilter would do with it."""
@@ -101,7 +100,7 @@ class Drops:
         if why.reason == "closing":
             return
         for request in requests:
-            self._later(request, why.exception())
+            self._later(request, why)
 
     def pending(self) -> bool:
         """Are errbacks waiting to be delivered (the crawl must stay open)?"""
@@ -123,19 +122,23 @@ class Drops:
         elif len(self._by_origin) < _TRACKED_ORIGINS:
             self._by_origin[origin] = (count, why.summary())
 
-    def _later(self, request: Request, exc: RequestDropped) -> None:
+    def _later(self, request: Request, why: Why) -> None:
         if self._deliver is None or not request.errback:
             # Without an errback Scrapy's scraper does nothing visible with an IgnoreRequest.
             return
-        self._queue.append((request, exc))
+        self._queue.append((request, why))
         if len(self._queue) == 1:
             self._clock.callLater(0, self._flush)
 
     def _flush(self) -> None:
         queue, self._queue = self._queue, []
         assert self._deliver is not None
-        for request, exc in queue:
+        for request, why in queue:
+            # A new exception, never raised, so without a traceback: the one the gate raised
+            # has one, whose frames reach back (f_back) through Scrapy's engine to the scraper
+            # frame that handled the errback yielding this request, and so to that errback's
+            # Failure. Delivered, it would keep every drop of an errback chain alive.
             try:
-                self._deliver(request, Failure(exc))  # type: ignore[no-untyped-call]
+                self._deliver(request, Failure(why.exception()))  # type: ignore[no-untyped-call]
             except Exception:  # the scraper is gone (crawl closed): nothing left to tell
                 self._events.undelivered(request)

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from scrapy_rep.core.explain_text import duration
+from scrapy_rep.core.policy import give_up_at
 from scrapy_rep.core.seen import BoundedSet
 from scrapy_rep.core.stats import (
     CRAWL_DELAY_CLAMPED,
@@ -54,6 +56,7 @@ if TYPE_CHECKING:
     from twisted.python.failure import Failure
 
     from scrapy_rep.core.pagerules import PageRules
+    from scrapy_rep.core.policy import Entry, Limits
     from scrapy_rep.core.purpose import Refusal
     from scrapy_rep.core.sources import UsageDocument
     from scrapy_rep.crawl._cache import OriginState
@@ -62,6 +65,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Events",
     "PageEvents",
+    "Waiting",
     "Where",
     "Why",
     "give_up_reason",
@@ -120,11 +124,117 @@ class _Formatted:
         return self._make()
 
 
-def give_up_reason(failures: int, error: str | None) -> str:
+def give_up_reason(failures: int, error: str | None, status: int | None = None) -> str:
+    """Why the crawl stopped waiting for an origin whose robots.txt kept failing, with the
+    settings that make it stop sooner or later."""
     return (
         f"its robots.txt failed {failures} times in a row ({error or 'server error'}); "
-        "REP_GIVE_UP_AFTER sets how many failures to wait for (0: up to REP_HOLD_TIMEOUT)"
+        f"to give up sooner, lower REP_GIVE_UP_AFTER or {_delay_setting(status)}; to wait "
+        "longer, raise them (REP_GIVE_UP_AFTER = 0: up to REP_HOLD_TIMEOUT)"
     )
+
+
+def _delay_setting(status: int | None) -> str:
+    """The setting of the first retry delay after an answer with ``status`` (SPEC B2)."""
+    return "REP_RETRY_FAST_DELAY" if status in (429, 503) else "REP_RETRY_DELAY"
+
+
+def _clock(epoch: float) -> str:
+    """``18:35:28`` in local time, as Scrapy's log lines stamp it (the date too when later
+    than a day from now)."""
+    later = epoch - time.time() >= 86400
+    return time.strftime("%Y-%m-%d %H:%M:%S" if later else "%H:%M:%S", time.localtime(epoch))
+
+
+def _nth(number: int) -> str:
+    """``1st``, ``2nd``, ``3rd``, ``4th``, ``11th``, ``21st``."""
+    suffix = "th" if 10 <= number % 100 <= 20 else _SUFFIXES.get(number % 10, "th")
+    return f"{number}{suffix}"
+
+
+_SUFFIXES = {1: "st", 2: "nd", 3: "rd"}
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """What decides how long a crawl waits for an origin whose robots.txt fails, for the log:
+    the retry schedule and REP_GIVE_UP_AFTER (``limits``), REP_HOLD_TIMEOUT, when its oldest
+    waiting request began to wait (``since``; None: not known) and when this run began
+    (``started``: failures recorded before it, in a store, are not its own to give up on)."""
+
+    limits: Limits
+    hold_timeout: float
+    since: float | None = None
+    started: float = -math.inf
+
+    def _own(self, entry: Entry) -> bool:
+        return entry.fetched_at >= self.started
+
+    def _giving_up_at(self, entry: Entry) -> int:
+        """The failure in a row the crawl stops waiting at (its own attempt first)."""
+        limit = self.limits.give_up_after
+        return limit if self._own(entry) else max(limit, entry.failures + 1)
+
+    def stop(self, entry: Entry) -> tuple[float, bool] | None:
+        """When the crawl stops waiting for the origin if robots.txt keeps failing as it did,
+        and whether that is the give-up (REP_GIVE_UP_AFTER failures in a row) rather than
+        REP_HOLD_TIMEOUT; None when neither is known."""
+        give_up = give_up_at(entry, self.limits)
+        if give_up is not None and not self._own(entry) and entry.retry_at is not None:
+            # Resolver.given_up: this run makes the attempt the store has due first.
+            give_up = max(give_up, entry.retry_at)
+        timeout = None if self.since is None else self.since + self.hold_timeout
+        if give_up is not None and (timeout is None or give_up <= timeout):
+            return give_up, True
+        return None if timeout is None else (timeout, False)
+
+    def attempt(self, entry: Entry, now: float) -> str:
+        """After a failed attempt: how many in a row, when the next one is, and when the crawl
+        stops waiting (``resolved``)."""
+        failures = entry.failures
+        row = f"{_plural(failures, 'failure')} in a row"
+        stop = self.stop(entry)
+        if stop is not None and stop[1] and failures >= self._giving_up_at(entry):
+            return (
+                f"{row}: the crawl stops waiting for it now "
+                f"(REP_GIVE_UP_AFTER={self.limits.give_up_after})"
+            )
+        retry_at = entry.retry_at if entry.retry_at is not None else now
+        text = f"{row}; next attempt in {duration(retry_at - now)} ({_clock(retry_at)})"
+        if stop is None:
+            return text
+        at, gives_up = stop
+        if gives_up:
+            return (
+                f"{text}; if it keeps failing, the crawl stops waiting for it at about "
+                f"{_clock(at)}, at its {_nth(self._giving_up_at(entry))} failure "
+                "(REP_GIVE_UP_AFTER)"
+            )
+        start = "now" if at <= now else _clock(at)
+        return (
+            f"{text}; the crawl stops waiting for its requests from {start} on, each "
+            f"after REP_HOLD_TIMEOUT={duration(self.hold_timeout)}"
+        )
+
+    def advice(self, entry: Entry) -> str:
+        """Which settings make the crawl wait less, or more, for this origin."""
+        stop = self.stop(entry)
+        hold = f"REP_HOLD_TIMEOUT={duration(self.hold_timeout)}"
+        if stop is not None and stop[1]:
+            given = f"REP_GIVE_UP_AFTER={self.limits.give_up_after}"
+            fast = entry.status in (429, 503)
+            first = self.limits.retry_fast_delay if fast else self.limits.retry_delay
+            delay = f"{_delay_setting(entry.status)}={duration(first)}"
+            return (
+                f"to wait less, lower {given} or {delay}; to wait longer, raise them, or set "
+                f"REP_GIVE_UP_AFTER = 0 to wait up to {hold}"
+            )
+        if self.limits.give_up_after > 0:
+            return f"to wait less, lower {hold} or REP_GIVE_UP_AFTER; to wait longer, raise both"
+        return (
+            f"to wait less, lower {hold}, or set REP_GIVE_UP_AFTER (failures in a row after "
+            "which the crawl stops waiting); to wait longer, raise REP_HOLD_TIMEOUT"
+        )
 
 
 def _waited_for(counts: dict[str, int]) -> str:
@@ -442,12 +552,14 @@ class Events:
         now: float,
         *,
         from_store: bool,
-        waiting: bool,
+        waiting: Waiting | None = None,
     ) -> None:
         """Log a freshly resolved robots.txt (SPEC B2/B3 outcome, next fetch) as a sentence.
 
-        ``waiting``: requests wait for this origin; then ``holding`` says so, with the error,
-        in one line (and nothing says "holding" when nothing is held: the explain command).
+        ``waiting``: requests wait for this origin (None: none do, as in the explain command,
+        and nothing says "holding"). Then a failed attempt says how many failed in a row, when
+        the next one is and when the crawl stops waiting (one INFO line per attempt), and
+        ``holding`` warns once, with the settings that change it.
         """
         entry, decision = state.entry, state.serving
         if decision.kind != "hold":
@@ -456,7 +568,7 @@ class Events:
         was_failing = previous is not None and previous.entry.outcome == "unreachable"
         if failing and not was_failing:
             self._stats.inc_value(UNREACHABLE)
-            if decision.kind != "hold" or not waiting:
+            if decision.kind != "hold" or waiting is None:
                 logger.warning(
                     "robots.txt of %s is unreachable (%s)%s",
                     state.origin,
@@ -482,31 +594,48 @@ class Events:
         if from_store:
             age = duration(now - entry.fetched_at)
             details.append(f"read from the robots.txt store, fetched {age} ago")
+        if waiting is not None and decision.kind == "hold" and failing:
+            then = waiting.attempt(entry, now)
+        else:
+            then = f"next fetch in {duration(decision.refresh_at - now)}"
         logger.info(
-            "robots.txt of %s: %s%s; next fetch in %s",
+            "robots.txt of %s: %s%s; %s",
             state.origin,
             _outcome(state),
             f" ({', '.join(details)})" if details else "",
-            duration(decision.refresh_at - now),
+            then,
             extra=self._extra(),
         )
 
-    def holding(self, state: OriginState[Any], now: float, hold_timeout: float) -> None:
+    def holding(self, state: OriginState[Any], waiting: Waiting) -> None:
         """Requests of an origin whose robots.txt is unreachable wait.
 
-        One line per origin while it stays unreachable, not one per request.
+        One WARNING per origin while it stays unreachable, not one per request: until when,
+        and which settings change that (each attempt then has its INFO line, ``resolved``).
         """
         if not self._announced.add(state.origin):
             return
+        entry = state.entry
+        stop = waiting.stop(entry)
+        if stop is None:
+            until = f"each for at most {duration(waiting.hold_timeout)}"
+        elif stop[1]:
+            until = (
+                f"or until about {_clock(stop[0])} if it keeps failing "
+                f"({waiting.limits.give_up_after} failures in a row: REP_GIVE_UP_AFTER)"
+            )
+        else:
+            until = (
+                f"each for at most {duration(waiting.hold_timeout)} (REP_HOLD_TIMEOUT), the "
+                f"first until {_clock(stop[0])}"
+            )
         logger.warning(
             "Waiting for the robots.txt of %s (unreachable: %s): its requests are held until it "
-            "answers, each for at most %s (REP_HOLD_TIMEOUT=%g; lower it to give up sooner); "
-            "next attempt in %s",
+            "answers, %s; %s",
             state.origin,
-            state.entry.error or f"status {state.entry.status}",
-            duration(hold_timeout),
-            hold_timeout,
-            duration(state.serving.refresh_at - now),
+            entry.error or f"status {entry.status}",
+            until,
+            waiting.advice(entry),
             extra=self._extra(),
         )
 

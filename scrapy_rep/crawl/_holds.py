@@ -170,6 +170,13 @@ class Holds:
         """Do requests (held, or waiting in process_request) wait for ``origin``?"""
         return bool(self._since.get(origin) or self._waiting.get(origin))
 
+    def waiting_since(self, origin: str) -> float | None:
+        """When the oldest request still waiting for ``origin`` (held, or in process_request)
+        began to wait; None when none does."""
+        held = self._since.get(origin, ())[:1]
+        waiters = [since for _waiter, since in self._waiting.get(origin, ())[:1]]
+        return min([*held, *waiters], default=None)
+
     def busy(self) -> bool:
         return bool(len(self._held) or self._waiting or self._pending or self._unsent)
 

@@ -122,6 +122,11 @@ class Resolver(Generic[D]):
         return bool(self._resolving)
 
     @property
+    def started(self) -> float:
+        """When this run began: failures recorded before are not its own (``given_up``)."""
+        return self._started
+
+    @property
     def name(self) -> str:
         """The document's name (``robots.txt``): what requests held for it wait for."""
         return self.kind.name
@@ -217,7 +222,7 @@ class Resolver(Generic[D]):
         return bool(self._waiters.get(origin))
 
     def given_up(self, origin: str) -> str | None:
-        """Why an idle crawl may stop waiting for ``origin`` (``_policy.given_up``), or None.
+        """Why the crawl may stop waiting for ``origin`` (``policy.given_up``), or None.
 
         Only once the latest failure is this run's own (fetched since this process started,
         by it or, with a shared store, by a fleet member): the attempt already scheduled at
@@ -233,7 +238,7 @@ class Resolver(Generic[D]):
             return None
         if not given_up(state.entry, self._clock.seconds(), self._limits):
             return None
-        return give_up_reason(state.entry.failures, state.entry.error)
+        return give_up_reason(state.entry.failures, state.entry.error, state.entry.status)
 
     def state(self, origin: str, now: float, trigger: Request | None) -> OriginState[D] | None:
         """The origin's state if known here; starts a refresh when one is due."""

@@ -50,7 +50,7 @@ from scrapy_rep.core.stats import PAUSE_PASSED, PAUSE_RESENT, RESCHEDULED
 from scrapy_rep.crawl import _compat, _inline
 from scrapy_rep.crawl._cache import RUN, DocumentKind, OriginKeys, OriginReport, OriginState
 from scrapy_rep.crawl._drops import Drops
-from scrapy_rep.crawl._events import Events
+from scrapy_rep.crawl._events import Events, Waiting
 from scrapy_rep.crawl._fetch import Fetcher, describe_failure
 from scrapy_rep.crawl._holds import SEEN_META
 from scrapy_rep.crawl._parts import UsageResolver, build_parts
@@ -325,7 +325,10 @@ class RobotsTxtMiddleware:
                 self._resolver.unclaim(origin)
 
     def _held_by_pause(self, origin: str, request: Request, now: float) -> bool:
-        """Is ``request``'s route to ``origin`` paused, and it is not its probe?"""
+        """Is ``request``'s route to ``origin`` paused, and it is not its probe? A request
+        marked ``rep_dont_pause`` is never held by a pause (SPEC H4)."""
+        if request.meta.get(DONT_PAUSE_META):
+            return False
         key = route(origin, request)
         return key in self._paused and not self._pauses.admit(key, request, now)
 
@@ -396,9 +399,7 @@ class RobotsTxtMiddleware:
         if not self._paused or PROBE_META in meta or _GATED not in meta:
             return None
         origin = self._keys.origin(urlparse_cached(request))
-        if origin is None or meta.get(DONT_PAUSE_META):
-            return None
-        if not self._held_by_pause(origin, request, self._clock.seconds()):
+        if origin is None or not self._held_by_pause(origin, request, self._clock.seconds()):
             return None
         return self._back_to_gate(request)
 
@@ -449,7 +450,12 @@ class RobotsTxtMiddleware:
         """Requests wait for an origin's robots.txt: say why (once per origin). An origin
         still being fetched for the first time is not announced (the usual case)."""
         if state is not None:
-            self._events.holding(state, self._clock.seconds(), self._hold_timeout)
+            self._events.holding(state, self._waiting(state.origin))
+
+    def _waiting(self, origin: str) -> Waiting:
+        """What decides how long the crawl waits for ``origin`` (for the log)."""
+        since = self._holds.waiting_since(origin)
+        return Waiting(self._config.limits, self._hold_timeout, since, self._resolver.started)
 
     async def _robots_copy(self, origin: str, request: Request) -> Response | None:
         """A spider's request for ``origin``'s robots.txt, answered from the crawl's copy (one
@@ -645,10 +651,12 @@ class RobotsTxtMiddleware:
         from_store: bool,
     ) -> None:
         """Log a new robots.txt state; send ``robots_parsed`` for new rules."""
-        waiting = state.serving.kind == "hold" and self._holds.wanted(state.origin)
+        waiting = None
+        if state.serving.kind == "hold" and self._holds.wanted(state.origin):
+            waiting = self._waiting(state.origin)
         self._events.resolved(state, previous, now, from_store=from_store, waiting=waiting)
-        if waiting:
-            self._events.holding(state, now, self._hold_timeout)
+        if waiting is not None:
+            self._events.holding(state, waiting)
         robots = state.document
         if robots is None or (previous is not None and previous.document is robots):
             return

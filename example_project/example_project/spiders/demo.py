@@ -88,15 +88,19 @@ class DemoSpider(scrapy.Spider):
         if not isinstance(response, TextResponse):
             return
         # Links are yielded as on any page: scrapy-rep drops them when the page says nofollow.
-        for href in response.css("a::attr(href)").getall():
-            url = response.urljoin(href)
-            if urlsplit(url).hostname in self.hosts and url not in self.report.requested:
+        links = [response.urljoin(href) for href in response.css("a::attr(href)").getall()]
+        links = [url for url in links if urlsplit(url).hostname in self.hosts]
+        self.report.links[response.url] = links
+        for url in links:
+            if url not in self.report.requested:
                 yield self._request(url, response.url)
 
     def _parsed(self, response: Response) -> None:
         # A redirected page is reported under its final URL, answered under the first.
         self.report.fetched.append(response.url)
-        self.report.answered.add(response.meta.get("redirect_urls", [response.url])[0])
+        first = response.meta.get("redirect_urls", [response.url])[0]
+        self.report.answered.add(first)
+        self.report.final[first] = response.url
         rules = response.meta.get("rep_page_rules")  # scrapy_rep.PageRules (SPEC D)
         if rules is not None and (rules.noindex or rules.nofollow):
             self.report.rules[response.url] = rules
