@@ -68,8 +68,8 @@ def test_kill_9_during_a_pause_then_resume_downloads_each_page_once(
         assert first.kill() == -signal.SIGKILL
     assert _held(tmp_path / "job") == PAGES
     assert site.count("/page/", prefix=True) > 0  # some went out (and got 503)
-    # Scrapy's dupefilter had not flushed the fingerprints of the pages it let through.
-    assert (tmp_path / "job" / "requests.seen").read_text() == ""
+    # Scrapy's dupefilter had usually not flushed the fingerprints of the pages it let through
+    # (a buffered file); Scrapy 2.14 writes them through: the checks below hold either way.
     site.outage(None)
 
     # Resumed with the same start requests, as `scrapy crawl` does: the held copies (sent with

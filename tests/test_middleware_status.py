@@ -111,9 +111,12 @@ def test_refused_connection_holds_then_drops(unused_port: int) -> None:
     (line,) = [line for line in waiting if f"of http://127.0.0.1:{unused_port} " in line]
     assert f"of http://127.0.0.1:{unused_port} (unreachable: connection refused)" in line
     # Refused at 0, 0.2 and 0.6 s: the 3rd failure (REP_GIVE_UP_AFTER) comes before
-    # REP_HOLD_TIMEOUT=1.
-    assert "if it keeps failing (3 failures in a row: REP_GIVE_UP_AFTER)" in line
-    assert "to wait less, lower REP_GIVE_UP_AFTER=3 or REP_RETRY_DELAY=0.2s" in line
+    # REP_HOLD_TIMEOUT=1, unless a slow first attempt (a loaded machine) puts it after; the
+    # line names whichever limit comes first, and what shortens it.
+    if "if it keeps failing (3 failures in a row: REP_GIVE_UP_AFTER)" in line:
+        assert "to wait less, lower REP_GIVE_UP_AFTER=3 or REP_RETRY_DELAY=0.2s" in line
+    else:
+        assert "to wait less, lower REP_HOLD_TIMEOUT=1s" in line
     assert "[scrapy_rep.crawl.robotstxt_middleware] WARNING" in line
     assert f"127.0.0.1:{unused_port}: unreachable (connection refused): nothing of it" in result.log
     assert [line for line in waiting if f"of {ftp} " in line]
