@@ -858,3 +858,20 @@ def test_a_refusals_explanation_is_worked_out_only_for_a_line_a_handler_writes()
         logger.propagate = saved[1]
     assert asked == [1]
     assert "(Disallow: /x (line 2))" in written.getvalue()
+
+
+def test_a_fetch_that_raises_is_a_counted_failure_logged_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # What a site sent broke the fetch's own code (before: the resolution failed outright and
+    # was retried every REP_RETRY_DELAY for ever, never counted, never given up).
+    broken = [fail(ValueError("could not convert string to float: '\u00b2'")) for _ in range(3)]
+    parts = Parts(*broken)
+    waiter = parts.holds.wait(ORIGIN)
+    parts.advance(attempt_times([500, 500], LIMITS)[-1] + 1.5)
+    assert parts.fetcher.times == attempt_times([500, 500], LIMITS)
+    assert "failed 3 times in a row (internal error: ValueError" in str(failure_of(waiter))
+    assert parts.stats["robotstxt/internal_error"] == 3
+    assert parts.stats["robotstxt/gave_up"] == 1
+    errors = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert len(errors) == 1 and "counted as a failed fetch" in errors[0].getMessage()

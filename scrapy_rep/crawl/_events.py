@@ -518,11 +518,12 @@ class Events:
         else:
             logger.debug("Resolving %s of %s failed again", document, origin, extra=self._extra())
 
-    def contained(self, where: str, error: Exception) -> None:
-        """Handling ``where`` raised (a signal handler: Scrapy would log it every time): an
-        ERROR with the traceback once per kind of error, then only the stat."""
+    def contained(self, where: str, error: Exception, *, once: str | None = None) -> None:
+        """Handling ``where`` raised (a signal handler, where Scrapy would log it every time; a
+        site's answer): an ERROR with the traceback once per kind of error (and ``once``, else
+        ``where``), then only the stat."""
         self._stats.inc_value(INTERNAL_ERROR)
-        if self._broke.add(f"{where}:{type(error).__name__}"):
+        if self._broke.add(f"{once or where}:{type(error).__name__}"):
             logger.error(
                 "Handling %s failed (logged once): %r",
                 where,
@@ -532,18 +533,10 @@ class Events:
             )
 
     def fetch_broke(self, document: str, origin: str, error: Exception) -> None:
-        """Handling the answer to ``origin``'s ``document`` raised: an ERROR, with the
-        traceback, once per kind of error (it counts as that origin's failed fetch)."""
-        self._stats.inc_value(INTERNAL_ERROR)
-        if self._broke.add(f"{document}:{type(error).__name__}"):
-            logger.error(
-                "Handling the answer for %s of %s failed; counted as a failed fetch: %r",
-                document,
-                origin,
-                error,
-                exc_info=error,
-                extra=self._extra(),
-            )
+        """Handling the answer to ``origin``'s ``document`` raised: it counts as that origin's
+        failed fetch (logged once per document and kind of error)."""
+        where = f"the answer for {document} of {origin} (counted as a failed fetch)"
+        self.contained(where, error, once=document)
 
     def resolved(
         self,
