@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from _crawl import run_crawl
 from _servers import ScriptedServer
-from scrapy.exceptions import NotConfigured
+from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import Request
 from scrapy.utils.test import get_crawler
 from test_middleware_basic import MIDDLEWARE, settings
@@ -290,3 +290,38 @@ def test_give_up_at_follows_the_retry_schedule() -> None:
     assert give_up_at(four, limits) == 70.0
     assert give_up_at(once, Limits(give_up_after=0)) is None
     assert give_up_at(record(None, Fetch("ok", 200), 0.0, limits), limits) is None
+
+
+# -- the final gate's fast path and the usage documents -------------------------------------
+
+
+def _install(resolver: Any, body: bytes) -> None:
+    """``body`` as ``resolver``'s (robots.txt, tdmrep.json) copy of ``ORIGIN``, fetched now."""
+    cache = resolver._cache
+    now = time.time()
+    entry = record(None, Fetch("ok", 200), now, Limits())
+    cache.install(ORIGIN, entry, cache.parse(entry, body, None), now)
+
+
+def test_a_tdmrep_json_changed_since_the_gate_refuses_requests_at_download() -> None:
+    # The gate let the requests through under a tdmrep.json allowing train-ai; it refuses it
+    # by the time they reach the final gate (refreshed meanwhile), robots.txt unchanged.
+    gates = middleware(REP_USAGE_PURPOSES=["train-ai"])
+    (tdmrep,) = gates._needed
+    _install(gates._resolver, b"User-agent: *\nAllow: /\n")
+    _install(tdmrep.resolver, b'[{"location": "/", "tdm-reservation": 0}]')
+    scheduled = [Request(f"{ORIGIN}/page/{i}") for i in range(3)]
+    for request in scheduled:
+        gates._on_scheduled(request)
+    assert gates._final_gate(scheduled[0]) is None  # nothing changed: it goes
+    _install(tdmrep.resolver, b'[{"location": "/", "tdm-reservation": 1}]')
+    for request in scheduled[1:]:
+        with pytest.raises(IgnoreRequest):
+            gates._final_gate(request)
+    assert gates.crawler.stats.get_value("robotstxt/usage_forbidden/train-ai") == 2
+    # A tdmrep.json refreshed to the same answer: the requests still go (the slow path).
+    later = Request(f"{ORIGIN}/page/later")
+    _install(tdmrep.resolver, b'[{"location": "/", "tdm-reservation": 0}]')
+    gates._on_scheduled(later)
+    _install(tdmrep.resolver, b'[{"location": "/", "tdm-reservation": 0}]')
+    assert gates._final_gate(later) is None

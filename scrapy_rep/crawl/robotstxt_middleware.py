@@ -82,8 +82,9 @@ _T = TypeVar("_T")
 #: Flag of a response answering a spider's own robots.txt request from the middleware's copy.
 COPY_FLAG = "robotstxt_copy"
 
-#: Meta key set on requests the gate let through to the scheduler: the generation of the
-#: origin state that allowed them (see ``OriginState.generation``), or ``_FIRST``.
+#: Meta key set on requests the gate let through to the scheduler: the newest generation of the
+#: origin states that allowed them (see ``OriginState.generation``): its robots.txt's and, with
+#: a declared purpose, the usage documents' it needs (``_newest``); or ``_FIRST``.
 _GATED = "_robotstxt_gated"
 #: ``_GATED`` of an unknown origin's first request, let through unresolved (``Resolver.claim``):
 #: never a generation (those are positive).
@@ -246,7 +247,11 @@ class RobotsTxtMiddleware:
         if self._paused and self._held_by_pause(origin, request, now):
             self._holds.hold(origin, request, until=self._pauses)
             raise IgnoreRequest("held while its origin is paused")
-        meta[_GATED] = state.generation
+        generation = state.generation
+        for _, document in known:
+            if document.generation > generation:
+                generation = document.generation
+        meta[_GATED] = generation
 
     def _final_gate(
         self, request: Request
@@ -273,9 +278,15 @@ class RobotsTxtMiddleware:
                 return self._check_later(self._pauses_then_state(origin, request), request)
             # Back to the gate, which holds it (durably) outside the downloader.
             return self._back_to_gate(request)
-        state = self._resolver.state(origin, self._clock.seconds(), request)
+        now = self._clock.seconds()
+        state = self._resolver.state(origin, now, request)
         if state is not None and state.serving.kind != "hold":
-            if gated == state.generation:
+            # The fast path: no state the gate judged it with was replaced since (robots.txt's,
+            # the usage documents' it needs).
+            generation = state.generation
+            if self._needed:
+                generation = self._newest(origin, now, generation, request)
+            if gated == generation:
                 if state.crawl_delay is not None:
                     self._verdicts.apply_crawl_delay(request, state.crawl_delay)
                 return None
@@ -541,6 +552,19 @@ class RobotsTxtMiddleware:
             return self._back_to_gate(request)
         await self._check_known(state, request)
         return None
+
+    def _newest(self, origin: str, now: float, generation: int, request: Request) -> int:
+        """The newest of ``generation`` (robots.txt's) and those of the needed usage documents'
+        states for ``origin`` (0, never a generation: one is not known here). Each state
+        installed gets a generation above every earlier one: the newest changes whenever any
+        state does."""
+        for used in self._needed:
+            state = used.resolver.state(origin, now, request)
+            if state is None:
+                return 0
+            if state.generation > generation:
+                generation = state.generation
+        return generation
 
     def _documents_known(self, origin: str, request: Request) -> tuple[Known, Resolver[Any] | None]:
         """The needed usage documents of ``origin`` known here, and the resolver of the first
