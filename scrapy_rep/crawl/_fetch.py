@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from scrapy_rep.crawl._cache import DocumentKind
     from scrapy_rep.crawl._events import Events
 
-__all__ = ["Fetcher", "describe_failure"]
+__all__ = ["Fetcher", "describe_failure", "header_values"]
 
 #: Like Scrapy's own robots.txt requests: ahead of pages in a download slot.
 _PRIORITY = 1000
@@ -119,7 +119,7 @@ class Fetcher:
             if urlsplit(response.url).scheme not in ROBOTS_SCHEMES:
                 # Only a middleware that answers by itself gets here; use nothing.
                 return self._refused(start, response.url, "not an http(s)/ftp URL", redirects)
-            proxy_error = proxy_failure(response.status, _headers(response, b"Proxy-Status"))
+            proxy_error = proxy_failure(response.status, header_values(response, b"Proxy-Status"))
             if proxy_error is not None:
                 # The proxy's answer says nothing of the site: unknown, retried (SPEC B2).
                 fetch = Fetch("unreachable", response.status, tuple(redirects), error=proxy_error)
@@ -165,7 +165,7 @@ class Fetcher:
         if kind == "unreachable":
             # An HTTP-date Retry-After is read against the wall clock, at once (into a delay):
             # the fetcher is given no clock, and a date means nothing to a test's task.Clock.
-            retry_after = parse_retry_after(_headers(response, b"Retry-After"), time.time())
+            retry_after = parse_retry_after(header_values(response, b"Retry-After"), time.time())
             error = f"HTTP {response.status}"
             fetch = Fetch(
                 "unreachable", response.status, redirects, error=error, retry_after=retry_after
@@ -286,7 +286,8 @@ def _header(response: Response, name: bytes) -> str | None:
     return value.decode("latin-1") if value else None
 
 
-def _headers(response: Response, name: bytes) -> list[str]:
+def header_values(response: Response, name: bytes) -> list[str]:
+    """Every value of header ``name`` in ``response``, as text."""
     return [value.decode("latin-1") for value in response.headers.getlist(name)]
 
 

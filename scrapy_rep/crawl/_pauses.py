@@ -33,10 +33,10 @@ from urllib.parse import urlsplit
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet import task
 from twisted.internet.defer import Deferred, maybeDeferred, succeed
-from twisted.python.failure import Failure
 
 from scrapy_rep.core.pause import Struggle, page_answer, pause_seconds
 from scrapy_rep.core.stats import PAUSE_EXTENDED, PAUSE_PROBES, PAUSED
+from scrapy_rep.crawl._deferreds import guarded, withdraw
 
 if TYPE_CHECKING:
     from scrapy.http import Request
@@ -193,7 +193,7 @@ class Pauses:
         pause = self.paused.get(key)
         if pause is None or (pause.may_probe and pause.probe_at is None and not self._closed):
             return succeed(None)
-        waiter: Deferred[None] = Deferred(lambda d: self._withdraw(key, d))
+        waiter: Deferred[None] = Deferred(lambda d: withdraw(self._waiters, key, d))
         self._waiters.setdefault(key, []).append(waiter)
         return waiter
 
@@ -296,7 +296,7 @@ class Pauses:
             pause.probe_at, pause.may_probe = None, False
         self._events.paused(key, seconds, reason, first=failures == 1)
         self._schedule(key, seconds)
-        written = self._guard(self._store.set_pause, key, seconds, failures, reason)
+        written = self._store_call(self._store.set_pause, key, seconds, failures, reason)
         written.addCallback(lambda done: self._written(key, pause, done))
 
     def _add(self, key: str, pause: _Pause) -> _Pause:
@@ -325,8 +325,8 @@ class Pauses:
             timer.cancel()
         self._events.resumed(key, self._clock.seconds() - pause.since, why)
         if here:
-            self._guard(self._store.clear_pause, key)
-            self._guard(self._store.release_lease, _probe_key(key), self._owner)
+            self._store_call(self._store.clear_pause, key)
+            self._store_call(self._store.release_lease, _probe_key(key), self._owner)
         self._wake(key)
 
     def _schedule(self, origin: str, seconds: float) -> None:
@@ -345,7 +345,7 @@ class Pauses:
         if not self._shared:
             self._may_probe(origin, pause, True)
             return
-        claim = self._guard(
+        claim = self._store_call(
             self._store.acquire_lease, _probe_key(origin), self._owner, self._probe_timeout
         )
         claim.addCallback(lambda taken: self._may_probe(origin, pause, taken is True))
@@ -360,26 +360,19 @@ class Pauses:
         for waiter in self._waiters.pop(origin, []):
             waiter.callback(None)
 
-    def _withdraw(self, origin: str, waiter: Deferred[None]) -> None:
-        waiters = self._waiters.get(origin, [])
-        if waiter in waiters:
-            waiters.remove(waiter)
-        if not waiters:
-            self._waiters.pop(origin, None)
-
     # -- the fleet ---------------------------------------------------------------------------
 
     def _poll_store(self) -> Deferred[None] | None:
         if self._polling or self._closed:
             return None
         self._polling = True
-        version = self._guard(self._store.pause_version)
+        version = self._store_call(self._store.pause_version)
         return version.addCallback(self._changed).addBoth(self._polled)
 
     def _changed(self, version: object) -> Deferred[None] | None:
         if version is _FAILED or version == self._version:
             return None
-        found = self._guard(self._store.pauses)
+        found = self._store_call(self._store.pauses)
         return found.addCallback(self._merge)
 
     def _polled(self, result: object) -> None:
@@ -411,22 +404,13 @@ class Pauses:
         for origin in [o for o, pause in self.paused.items() if pause.stored and o not in stored]:
             self._resume(origin, "resumed by another process", here=False)
 
-    def _guard(self, call: Callable[..., Deferred[Any]], *args: object) -> Deferred[Any]:
+    def _store_call(self, call: Callable[..., Deferred[Any]], *args: object) -> Deferred[Any]:
         """The store's answer, or ``_FAILED`` when it cannot give one (warned once per outage:
         this process then pauses on its own)."""
-
-        def failed(failure: Failure) -> object:
-            self._events.store_failed(failure.getErrorMessage())
-            return _FAILED
-
-        def answered(result: object) -> object:
-            self._events.store_answered()
-            return result
-
-        return maybeDeferred(call, *args).addCallbacks(answered, failed)
+        return guarded(self._events, maybeDeferred(call, *args), _FAILED)
 
 
-#: What ``Pauses._guard`` gives for a store call that failed.
+#: What ``Pauses._store_call`` gives for a store call that failed.
 _FAILED = object()
 
 

@@ -30,6 +30,7 @@ from twisted.internet.defer import Deferred, fail, inlineCallbacks, maybeDeferre
 from twisted.python.failure import Failure
 
 from scrapy_rep.core.policy import Entry, Fetch, Limits, given_up, record, retry_delay, serving
+from scrapy_rep.crawl._deferreds import guarded, withdraw
 from scrapy_rep.crawl._events import give_up_reason
 from scrapy_rep.storage.results import RobotsStore, StoredRobots
 
@@ -206,17 +207,10 @@ class Resolver(Generic[D]):
         state = self._cache.get(origin, now)
         if state is not None and self.serves(state) and now < state.serving.refresh_at:
             return succeed(state)
-        waiter: Deferred[OriginState[D]] = Deferred(lambda d: self._withdraw(origin, d))
+        waiter: Deferred[OriginState[D]] = Deferred(lambda d: withdraw(self._waiters, origin, d))
         self._waiters.setdefault(origin, []).append(waiter)
         self._decide(origin, now, trigger, waiting=True)
         return waiter
-
-    def _withdraw(self, origin: str, waiter: Deferred[OriginState[D]]) -> None:
-        waiters = self._waiters.get(origin, [])
-        if waiter in waiters:
-            waiters.remove(waiter)
-        if not waiters:
-            self._waiters.pop(origin, None)
 
     def _wanted(self, origin: str) -> bool:
         return bool(self._waiters.get(origin))
@@ -421,7 +415,9 @@ class Resolver(Generic[D]):
             # A good copy known only in memory has no body to store with it.
             if not (new.good is not None and new.good.outcome == "ok" and body is None):
                 stored_now = StoredRobots(new.to_meta(), body)
-                yield self._guard(maybeDeferred(self._store.put, self._key(origin), stored_now))
+                yield guarded(
+                    self._events, maybeDeferred(self._store.put, self._key(origin), stored_now)
+                )
         finally:
             renewal.stop()
             yield self._release_lease(origin)
@@ -443,31 +439,19 @@ class Resolver(Generic[D]):
                 return None, None
             return stored, Entry.from_meta(stored.meta)
 
-        return self._guard(maybeDeferred(self._store.get, self._key(origin))).addCallback(parse)
+        stored = maybeDeferred(self._store.get, self._key(origin))
+        return guarded(self._events, stored).addCallback(parse)
 
     def _lease(self, origin: str) -> Deferred[bool]:
         # A store that cannot answer must not stop the crawl: fetch ourselves. Taking a lease
         # we hold renews it (every store's acquire_lease extends its owner's lease).
         key = self._key(origin)
         call = maybeDeferred(self._store.acquire_lease, key, self._owner, self._lease_ttl)
-        return self._guard(call, True)
+        return guarded(self._events, call, True)
 
     def _release_lease(self, origin: str) -> Deferred[None]:
         call = maybeDeferred(self._store.release_lease, self._key(origin), self._owner)
-        return self._guard(call)
-
-    def _guard(self, call: Deferred[Any], default: Any = None) -> Deferred[Any]:
-        """``call``'s result, or ``default`` when the store fails (warned once per outage)."""
-
-        def succeeded(result: Any) -> Any:
-            self._events.store_answered()
-            return result
-
-        def failed(failure: Failure) -> Any:
-            self._events.store_failed(failure.getErrorMessage())
-            return default
-
-        return call.addCallbacks(succeeded, failed)
+        return guarded(self._events, call)
 
     def _trigger(self, origin: str, state: OriginState[D]) -> Request | None:
         """The request that triggered this resolution; forgotten once the origin is answered."""

@@ -51,7 +51,7 @@ from scrapy_rep.crawl import _compat, _inline
 from scrapy_rep.crawl._cache import RUN, DocumentKind, OriginKeys, OriginReport, OriginState
 from scrapy_rep.crawl._drops import Drops
 from scrapy_rep.crawl._events import Events, Waiting
-from scrapy_rep.crawl._fetch import Fetcher, describe_failure
+from scrapy_rep.crawl._fetch import Fetcher, describe_failure, header_values
 from scrapy_rep.crawl._holds import SEEN_META
 from scrapy_rep.crawl._parts import UsageResolver, build_parts
 from scrapy_rep.crawl._pauses import DONT_PAUSE_META, PROBE_META, route
@@ -62,7 +62,7 @@ from scrapy_rep.crawl._settings import (
     warn_unknown_settings,
 )
 from scrapy_rep.crawl._tokens import settings_tokens
-from scrapy_rep.crawl._verdict import Verdicts
+from scrapy_rep.crawl._verdict import Known, Verdicts
 from scrapy_rep.crawl.guard_middleware import ROBOTS_META, RobotsTxtGuard, check_wiring
 from scrapy_rep.crawl.robot_parser import RobotParser
 from scrapy_rep.storage.held import open_held
@@ -393,12 +393,12 @@ class RobotsTxtMiddleware:
         origin = self._keys.origin(urlparse_cached(request))
         if origin is None:
             return
-        if proxy_failure(status, _headers(response, b"Proxy-Status")) is not None:
+        if proxy_failure(status, header_values(response, b"Proxy-Status")) is not None:
             # The proxy's (or API's) own 429/503 says nothing of the site (SPEC H4).
             meta.pop(PROBE_META, None)
             return
         # An HTTP-date Retry-After is read against the wall clock, at once (into a delay).
-        retry_after = parse_retry_after(_headers(response, b"Retry-After"), time.time())
+        retry_after = parse_retry_after(header_values(response, b"Retry-After"), time.time())
         if self._pauses.answered(route(origin, request), request, status, retry_after):
             meta[_RESEND] = True
 
@@ -746,10 +746,6 @@ class RobotsTxtMiddleware:
         await maybe_deferred_to_future(closed)
 
 
-#: The usage documents known for an origin, each with its state (what the gate uses).
-Known = Sequence[tuple[UsageDocument, OriginState[Any]]]
-
-
 def _needed(documents: Sequence[UsageResolver], labels: Sequence[str]) -> tuple[UsageResolver, ...]:
     """The usage documents a crawl declaring ``labels`` waits for (SPEC G2)."""
     wanted = needed_documents([used.document for used in documents], labels)
@@ -759,10 +755,6 @@ def _needed(documents: Sequence[UsageResolver], labels: Sequence[str]) -> tuple[
 def _rejoined(result: _T, engine: Any, request: Request) -> _T:
     _compat.rejoin_active(engine, request)
     return result
-
-
-def _headers(response: Response, name: bytes) -> list[str]:
-    return [value.decode("latin-1") for value in response.headers.getlist(name)]
 
 
 def _handles(request: Request, status: int) -> bool:
