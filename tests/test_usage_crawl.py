@@ -139,3 +139,25 @@ def test_tdmrep_json_is_fetched_once_and_its_first_matching_rule_decides(
     site2 = run_crawl(urls, {**ADDON, "REP_USAGE_PURPOSES": ["search"]})
     assert len(site2.responses) == 4
     assert site.count("/.well-known/tdmrep.json") == 1
+
+
+def test_the_page_level_keeps_what_the_gate_decided_after_robots_txt_left_the_lru(
+    http_server: ScriptedServer,
+) -> None:
+    # Three origins opt in; with one parsed robots.txt kept (REP_PARSED_CACHE_SIZE = 1) and
+    # their requests interleaved, each origin's is evicted while its pages download. The page
+    # level must still combine robots.txt's statement for the URL (before: it read it from the
+    # LRU, missed it, and REP_USAGE_STRICT dropped the items as "not opted in").
+    site = http_server
+    site.robots("User-agent: *\nAllow: /\nContent-Usage: train-ai=y\n")
+    names = ("a.test", "b.test", "c.test")
+    urls = [site.url(f"/page/{n}", host=host) for n in range(10) for host in names]
+    settings = {**TRAIN, "REP_USAGE_STRICT": True, "REP_PARSED_CACHE_SIZE": 1}
+    hosts = dict.fromkeys(names, "127.0.0.1")
+    result = run_crawl(urls, settings, items=True, item_meta=["rep_usage"], hosts=hosts)
+    assert sorted(result.responses) == sorted(urls)
+    assert result.stat("robotspage/items/usage_dropped") == 0
+    assert sorted(item["url"] for item in result.items) == sorted(urls)
+    # What the gate decided for each URL: robots.txt opts in, nothing else states a thing.
+    opted_in = {"train-ai": True, "ai-use": None, "search": None}
+    assert all(item["rep_usage"] == opted_in for item in result.items), result.items

@@ -5,6 +5,7 @@ one function, and every entry point — the crawl's gate, its page level, ``scra
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -16,15 +17,18 @@ from scrapy.utils.test import get_crawler
 from twisted.internet import task
 
 from scrapy_rep import explain
+from scrapy_rep.commands import _online
 from scrapy_rep.commands._online import build_entry
+from scrapy_rep.core import explain as _explain
 from scrapy_rep.core.explain import usage_entry
 from scrapy_rep.core.policy import Entry, Good, Limits
 from scrapy_rep.core.purpose import Purpose
 from scrapy_rep.core.robots_file import RobotsTxt
-from scrapy_rep.core.sources import Statement, usage_of
+from scrapy_rep.core.sources import Statement, known_statements, usage_of
 from scrapy_rep.core.tdmrep import TDMREP, TdmFile
 from scrapy_rep.core.tokens import CrawlerTokens
 from scrapy_rep.core.usage import UsagePrefs, UsageSource
+from scrapy_rep.crawl import _verdict
 from scrapy_rep.crawl._cache import ROBOTS, OriginCache, OriginState, usage_kind
 from scrapy_rep.crawl._drops import Drops
 from scrapy_rep.crawl._events import Events
@@ -56,7 +60,6 @@ def test_a_later_tdmrep_source_supersedes_label_by_label_then_the_rest_combine_r
     signal = Statement(prefs(False, where="signal"))
     assert usage_of([*tdm, signal])["train-ai"] is False
     assert usage_of([*tdm, Statement(prefs(False, "search"))])["search"] is False
-    assert usage_of(tdm, fetchable=False)["train-ai"] is None  # SPEC E2
 
 
 # -- the divergence case: tdmrep.json reserves the URL, the page's meta tag says 0 -------------
@@ -229,6 +232,58 @@ def test_every_entry_point_agrees_given_the_same_sources(case: dict[str, Any]) -
             case["robots"], url, tokens, purpose, [*([file] if file else []), *page["statements"]]
         )
         assert with_page["usage"] == entry["page"]["usage"]
+
+
+def _shape(statements: Sequence[Statement]) -> list[tuple[Any, ...]]:
+    """Statements as comparable values (a UsagePrefs compares its values only)."""
+    return [
+        (s.family, s.rank, dict(s.prefs), dict(s.prefs.sources), dict(s.prefs.signals))
+        for s in statements
+    ]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sources())
+def test_the_gate_scrapy_robots_and_explain_assemble_the_same_statements(
+    case: dict[str, Any],
+) -> None:
+    # One assembling function (sources.known_statements): the crawl's gate (Verdicts, which
+    # the page level asks too), scrapy robots (build_entry) and explain all call it, and give
+    # the same statements for the same URL and documents — none for a URL robots.txt
+    # disallows (SPEC E2), decided there once.
+    robots, tdm = _states(case["robots"], case["tdm"])
+    url, purpose, tokens = case["url"], case["purpose"], ["TestBot"]
+    made: list[list[Statement]] = []
+
+    def recorded(*args: Any, **kwargs: Any) -> list[Statement]:
+        found = known_statements(*args, **kwargs)
+        made.append(found)
+        return found
+
+    with pytest.MonkeyPatch.context() as patch:
+        for module in (_verdict, _explain, _online):
+            patch.setattr(module, "known_statements", recorded)
+        gate = _Crawl(robots, tdm, purpose).verdicts.statements(
+            robots, Request(url), [(TDMREP, tdm)]
+        )
+        build_entry(robots.report(), url, tokens, purpose, [(TDMREP, tdm)])
+        file = TDMREP.statement(tdm.document, url) if tdm.document is not None else None
+        explain(case["robots"], url, tokens, purpose, [file] if file else [])
+    assert len(made) == 3
+    assert _shape(made[0]) == _shape(gate) == _shape(made[1]) == _shape(made[2])
+    if not robots.document.allowed(url, tokens):
+        assert gate == []
+
+
+def test_a_url_robots_txt_does_not_let_be_fetched_has_no_statements() -> None:
+    # SPEC E2, decided in known_statements only: whatever the documents and pages state.
+    refused = RobotsTxt.parse(b"User-agent: *\nDisallow: /\nContent-Usage: train-ai=y\n")
+    documents = [(TDMREP, TdmFile.parse(TDM_BODY))]
+    page = [Statement(UsagePrefs({"train-ai": True}))]
+    assert known_statements(refused, URL, ["TestBot"], documents, given=page) == []
+    assert known_statements(None, URL, ["TestBot"], documents, given=page, fetchable=False) == []
+    assert len(known_statements(None, URL, ["TestBot"], documents, given=page)) == 2
+    assert usage_of([])["train-ai"] is None
 
 
 @pytest.mark.parametrize("reservation", [0, 1])

@@ -27,9 +27,10 @@ from scrapy_rep.core.explain import (
     with_usage,
 )
 from scrapy_rep.core.purpose import NO_PURPOSE, Purpose
-from scrapy_rep.core.sources import Statement, UsageDocument
+from scrapy_rep.core.sources import UsageDocument, known_statements
 from scrapy_rep.crawl import _compat
 from scrapy_rep.crawl._running import running_middleware
+from scrapy_rep.crawl._verdict import served_documents
 from scrapy_rep.crawl.addon import BUILTIN_MIDDLEWARE, MIDDLEWARE, MIDDLEWARE_ORDER, component_path
 from scrapy_rep.crawl.guard_middleware import GUARD, GUARD_ORDER
 
@@ -138,8 +139,8 @@ def build_entry(
     robots.txt (``report``, the middleware's ``OriginReport``) and the usage ``documents``
     resolved for its origin, what the gate decides; and for a fetched ``page`` (whose
     ``statements`` are its own, ``response_statements``), what the page level decides."""
-    known = _statements(documents, url)
-    entry = explain_report(report, url, tokens, purpose, known)
+    read = served_documents(documents)
+    entry = explain_report(report, url, tokens, purpose, documents=read)
     if documents:
         entry["documents"] = [
             document_entry(
@@ -154,25 +155,13 @@ def build_entry(
         own = page.pop("statements", None)
         if own is not None:
             robots = getattr(report, "robots", None)
-            found = [*known, *own]
-            if robots is not None:
-                found.insert(0, Statement(robots.usage(url, list(tokens))))
+            found = known_statements(robots, url, tokens, read, given=own)
             # The page was fetched because robots.txt allows it.
             page["allowed"] = True
             with_usage(page, found, purpose)
             page.pop("allowed")
         entry["page"] = page
     return entry
-
-
-def _statements(documents: Documents, url: str) -> list[Statement]:
-    found = []
-    for document, state in documents:
-        if state.serving.kind == "rules" and state.document is not None:
-            statement = document.statement(state.document, url)
-            if statement is not None:
-                found.append(statement)
-    return found
 
 
 class _ExplainSpider(Spider):

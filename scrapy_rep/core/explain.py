@@ -4,8 +4,9 @@ people.
 
 Public: ``scrapy_rep.explain``. The rest is shared by ``scrapy robots``,
 ``python -m scrapy_rep`` and the demo spider's report. An explanation's usage preferences are
-computed by the crawl's own combining function (``sources.usage_of``) from the same statements
-the crawl sees, so it always says what the crawl does.
+computed by the crawl's own functions from the same documents: its statements assembled by
+``sources.known_statements``, combined by ``sources.usage_of``, so it always says what the
+crawl does.
 
 An explanation is a JSON-able dict, what ``scrapy robots --json`` prints for one URL. Keys:
 ``url``, ``allowed``, ``decided_by`` (``"rules"``, or ``"outcome"``
@@ -45,7 +46,7 @@ from scrapy_rep.core.pagerules import PageRules
 from scrapy_rep.core.parser import prepare_body
 from scrapy_rep.core.purpose import Purpose, describe_source
 from scrapy_rep.core.robots_file import Decision, RobotsTxt
-from scrapy_rep.core.sources import Statement, usage_of
+from scrapy_rep.core.sources import Statement, UsageDocument, known_statements, usage_of
 from scrapy_rep.core.usage import UsagePrefs
 
 __all__ = [
@@ -62,6 +63,9 @@ __all__ = [
     "usage_entry",
     "with_usage",
 ]
+
+#: Usage documents known for a URL's origin, each with what its ``parse`` gave (or None).
+Documents = Sequence[tuple[UsageDocument, Any]]
 
 #: ``source`` of an explanation made from a body or a RobotsTxt the caller passed.
 _GIVEN: dict[str, Any] = {"given": True}
@@ -140,10 +144,11 @@ def explain_rules(
     lines: Sequence[str] = (),
     purpose: Purpose | None = None,
     statements: Sequence[Statement] = (),
+    documents: Documents = (),
 ) -> dict[str, Any]:
     """Decide ``url`` for ``tokens`` with ``robots`` and describe the decision, with the
-    URL's usage preferences (robots.txt's and ``statements``) and what a crawl declaring
-    ``purpose`` would do."""
+    URL's usage preferences (robots.txt's, the usage ``documents``' and ``statements``) and
+    what a crawl declaring ``purpose`` would do."""
     decision = robots.decide(url, list(tokens))
     group = decision.token
     if group is None and any(g.is_global for g in robots.groups):
@@ -151,7 +156,7 @@ def explain_rules(
     if not lines and decision.rule is not None:
         lines = _rule_lines(robots)
     entry = describe(url, decision, tokens, source, group, lines)
-    found = [Statement(robots.usage(url, list(tokens))), *statements]
+    found = known_statements(robots, url, tokens, documents, given=statements)
     return with_usage(entry, found, purpose)
 
 
@@ -169,10 +174,10 @@ def usage_entry(prefs: UsagePrefs) -> dict[str, Any]:
 def with_usage(
     entry: dict[str, Any], statements: Sequence[Statement], purpose: Purpose | None
 ) -> dict[str, Any]:
-    """``entry`` with its ``usage`` (``statements`` combined by ``sources.usage_of``, as the
-    crawl combines them) and, for a declared ``purpose``, its ``purpose``. A URL robots.txt
-    disallows carries no preference (SPEC E2)."""
-    prefs = usage_of(statements, fetchable=bool(entry["allowed"]))
+    """``entry`` with its ``usage`` (``statements``, from ``sources.known_statements``,
+    combined by ``sources.usage_of``, as the crawl combines them) and, for a declared
+    ``purpose``, its ``purpose``."""
+    prefs = usage_of(statements)
     entry["usage"] = usage_entry(prefs)
     if purpose is not None and purpose.declared:
         refusal = purpose.refusal(prefs) if entry["allowed"] else None
@@ -259,9 +264,11 @@ def explain_report(
     tokens: Sequence[str],
     purpose: Purpose | None = None,
     statements: Sequence[Statement] = (),
+    documents: Documents = (),
 ) -> dict[str, Any]:
     """Explain ``url`` with the robots.txt outcome the middleware resolved for its origin
-    (``statements``: what other sources state of it, as ``with_usage`` takes them)."""
+    (``documents``: the usage documents known for it, each with what was read;
+    ``statements``: what other sources state of it)."""
     source = origin_source(report)
     robots = getattr(report, "robots", None)
     outcome = source["outcome"]
@@ -274,7 +281,7 @@ def explain_report(
             "(a crawl holds its requests until robots.txt can be fetched)",
         )
     elif robots is not None:
-        return explain_rules(robots, url, tokens, source, (), purpose, statements)
+        return explain_rules(robots, url, tokens, source, (), purpose, statements, documents)
     elif outcome == "allow_all":
         decision = Decision(
             True,
@@ -286,7 +293,10 @@ def explain_report(
     else:
         decision = Decision(True, None, None, "no robots.txt: everything allowed")
     entry = describe(url, decision, tokens, source, None, by_rules=False)
-    return with_usage(entry, statements, purpose)
+    found = known_statements(
+        None, url, tokens, documents, given=statements, fetchable=decision.allowed
+    )
+    return with_usage(entry, found, purpose)
 
 
 def document_entry(name: str, report: Any, summary: str | None) -> dict[str, Any]:

@@ -10,9 +10,11 @@ directives, TDMRep's header and meta tag — with its precedence:
   priority": tdmrep.json < the ``tdm-reservation`` header < the HTML meta tag), and that
   winner is then combined most restrictively with the rest.
 
-``usage_of`` is the one combining function: the crawl's gate (the sources known before
-fetching), its page level (those and the page's own), ``scrapy robots`` and ``explain`` all
-call it, so the same statements always give the same answer.
+``known_statements`` is the one assembling function: what robots.txt and the known usage
+documents state of a URL (none for a URL robots.txt does not let be fetched, SPEC E2), and
+``usage_of`` the one combining function. The crawl's gate (the sources known before fetching),
+its page level (those and the page's own), ``scrapy robots`` and ``explain`` all call both, so
+the same documents always give the same statements and the same answer.
 
 A ``UsageDocument`` is a per-origin document that states preferences (tdmrep.json is one, and
 so is any source registered with REP_USAGE_SOURCES): its name and path, the labels it speaks
@@ -26,11 +28,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from scrapy_rep.core.usage import LABELS, NO_PREFERENCE, UsagePrefs, UsageSource, combine
+from scrapy_rep.core.usage import LABELS, UsagePrefs, UsageSource, combine
 
-__all__ = ["Statement", "UsageDocument", "needed_documents", "usage_of"]
+if TYPE_CHECKING:
+    from scrapy_rep.core.robots_file import RobotsTxt
+
+__all__ = ["Statement", "UsageDocument", "known_statements", "needed_documents", "usage_of"]
 
 
 @dataclass(frozen=True)
@@ -44,11 +49,41 @@ class Statement:
     rank: int = 0
 
 
-def usage_of(statements: Iterable[Statement], *, fetchable: bool = True) -> UsagePrefs:
-    """The URL's usage preferences from every statement about it (SPEC G1). A URL robots.txt
-    does not let be fetched has none (SPEC E2): ``fetchable`` False gives ``NO_PREFERENCE``."""
-    if not fetchable:
-        return NO_PREFERENCE
+def known_statements(
+    robots: RobotsTxt | None,
+    url: str,
+    tokens: Sequence[str],
+    documents: Iterable[tuple[UsageDocument, Any]] = (),
+    *,
+    given: Iterable[Statement] = (),
+    fetchable: bool = True,
+) -> list[Statement]:
+    """What the sources known of ``url`` state for a crawler answering to ``tokens`` (SPEC
+    G1): ``robots``' usage lines (the rules of its origin; None when it has none: no
+    robots.txt, allowed after being unreachable), each usage document's statement
+    (``documents``: a ``UsageDocument`` with what its ``parse`` gave, or None when nothing was
+    read), then ``given`` (statements made elsewhere: a page's own).
+
+    A URL robots.txt does not let be fetched has no usage preference (SPEC E2), decided here
+    only: no statements when ``robots`` disallows ``url`` or ``fetchable`` is False (rules
+    aside, the origin lets nothing be fetched: robots.txt unreachable).
+    """
+    wanted = list(tokens)
+    if not fetchable or (robots is not None and not robots.allowed(url, wanted)):
+        return []
+    found = [] if robots is None else [Statement(robots.usage(url, wanted))]
+    for document, parsed in documents:
+        if parsed is not None:
+            statement = document.statement(parsed, url)
+            if statement is not None:
+                found.append(statement)
+    found.extend(given)
+    return found
+
+
+def usage_of(statements: Iterable[Statement]) -> UsagePrefs:
+    """The URL's usage preferences from every statement about it (SPEC G1); the statements of
+    a URL robots.txt disallows are none (``known_statements``), so it has none (SPEC E2)."""
     free: list[UsagePrefs] = []
     families: dict[str, list[Statement]] = {}
     for statement in statements:

@@ -20,7 +20,7 @@ from scrapy.utils.request import fingerprint as _scrapy_fingerprint
 
 from scrapy_rep.core.purpose import NO_PURPOSE, Purpose
 from scrapy_rep.core.seen import BoundedSet
-from scrapy_rep.core.sources import Statement, UsageDocument, usage_of
+from scrapy_rep.core.sources import Statement, UsageDocument, known_statements, usage_of
 from scrapy_rep.core.stats import CRAWL_DELAY_APPLIED
 from scrapy_rep.core.usage import UsagePrefs
 from scrapy_rep.crawl import _compat
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from scrapy_rep.crawl._drops import Drops
     from scrapy_rep.crawl._events import Events
 
-__all__ = ["SKIP", "Known", "Verdicts"]
+__all__ = ["SKIP", "Known", "Verdicts", "served", "served_documents"]
 
 #: The Crawl-delay of an origin skipped for asking more than REP_CRAWL_DELAY_MAX.
 SKIP = math.inf
@@ -112,26 +112,17 @@ class Verdicts:
         self, state: OriginState[RobotsTxt] | None, request: Request, known: Known
     ) -> list[Statement]:
         """What the sources known before fetching state of ``request``'s URL (SPEC G1):
-        robots.txt's usage lines (none when its origin has no rules), and each known usage
-        document's statement."""
-        found = []
-        if state is not None and state.serving.kind == "rules" and state.document is not None:
-            tokens = self._tokens.for_header(_user_agent(request))
-            found.append(Statement(state.document.usage(request.url, tokens)))
-        for document, doc_state in known:
-            if doc_state.serving.kind == "rules" and doc_state.document is not None:
-                statement = document.statement(doc_state.document, request.url)
-                if statement is not None:
-                    found.append(statement)
-        return found
+        ``sources.known_statements`` of robots.txt's rules (none when its origin has no rules)
+        and each known usage document's."""
+        tokens = self._tokens.for_header(_user_agent(request))
+        return known_statements(served(state), request.url, tokens, served_documents(known))
 
     def usage(
         self, state: OriginState[RobotsTxt] | None, request: Request, known: Known = ()
     ) -> UsagePrefs:
         """The usage preferences of ``request``'s URL from the sources known before fetching
         (the gate's answer, SPEC G2): none for a URL robots.txt disallows."""
-        fetchable = state is None or self.crawlable(state, request)
-        return usage_of(self.statements(state, request, known), fetchable=fetchable)
+        return usage_of(self.statements(state, request, known))
 
     def _check_usage(
         self, state: OriginState[RobotsTxt], request: Request, known: Known, where: Where
@@ -220,6 +211,20 @@ class Verdicts:
             return decision.reason
         verb = "Allow" if rule.allow else "Disallow"
         return f"{verb}: {rule.pattern} (line {rule.line}); {decision.reason}"
+
+
+def served(state: OriginState[Any] | None) -> Any:
+    """The parsed document ``state`` serves as rules, or None (no rules: no file, allowed
+    after being unreachable; a usage document that could not be read)."""
+    if state is None or state.serving.kind != "rules":
+        return None
+    return state.document
+
+
+def served_documents(known: Known) -> list[tuple[UsageDocument, Any]]:
+    """``known``'s usage documents with what each serves (``served``), as
+    ``sources.known_statements`` takes them."""
+    return [(document, served(state)) for document, state in known]
 
 
 def _user_agent(request: Request) -> bytes | None:

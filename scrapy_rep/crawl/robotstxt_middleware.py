@@ -33,6 +33,7 @@ import time
 import uuid
 from collections.abc import Callable, Collection, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
+from weakref import WeakKeyDictionary
 
 from scrapy import signals
 from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
@@ -48,7 +49,7 @@ from scrapy_rep.core.robots_file import RobotsTxt
 from scrapy_rep.core.sources import Statement, UsageDocument, needed_documents
 from scrapy_rep.core.stats import PAUSE_PASSED, PAUSE_RESENT, RESCHEDULED
 from scrapy_rep.crawl import _compat, _inline
-from scrapy_rep.crawl._cache import RUN, DocumentKind, OriginKeys, OriginReport, OriginState
+from scrapy_rep.crawl._cache import DocumentKind, OriginKeys, OriginReport, OriginState
 from scrapy_rep.crawl._drops import Drops
 from scrapy_rep.crawl._events import Events, Waiting
 from scrapy_rep.crawl._fetch import Fetcher, describe_failure, header_values
@@ -170,6 +171,12 @@ class RobotsTxtMiddleware:
         # The usage documents the gate waits for: those a declared purpose needs (tdmrep.json
         # for train-ai); the others are never fetched by the crawl (``documents`` aside).
         self._needed = _needed(parts.documents, config.purpose.labels)
+        # What the final gate let each request download with (for the page level): its
+        # origin's robots.txt state and the usage documents known, held by the request itself
+        # (not looked up in the LRU later, which may have evicted them by then).
+        self._decided: WeakKeyDictionary[Request, tuple[OriginState[RobotsTxt], Known]] = (
+            WeakKeyDictionary()
+        )
         # SPEC H: origins whose pages said "slow down"; the gates read the dict of paused ones.
         self._pause_on = config.pause
         self._pauses = parts.pauses
@@ -247,16 +254,13 @@ class RobotsTxtMiddleware:
         if self._paused and self._held_by_pause(origin, request, now):
             self._holds.hold(origin, request, until=self._pauses)
             raise IgnoreRequest("held while its origin is paused")
-        generation = state.generation
-        for _, document in known:
-            if document.generation > generation:
-                generation = document.generation
-        meta[_GATED] = generation
+        meta[_GATED] = _newest(state, known)
 
     def _final_gate(
         self, request: Request
     ) -> Coroutine[Any, Any, Response | Request | None] | Request | None:
         """None (download it), a Request (to the gate again), or a wait for robots.txt."""
+        self._decided.pop(request, None)
         if request.meta.get("dont_obey_robotstxt"):
             return None
         parts = urlparse_cached(request)
@@ -281,36 +285,32 @@ class RobotsTxtMiddleware:
         now = self._clock.seconds()
         state = self._resolver.state(origin, now, request)
         if state is not None and state.serving.kind != "hold":
-            # The fast path: no state the gate judged it with was replaced since (robots.txt's,
-            # the usage documents' it needs).
-            generation = state.generation
-            if self._needed:
-                generation = self._newest(origin, now, generation, request)
-            if gated == generation:
-                if state.crawl_delay is not None:
-                    self._verdicts.apply_crawl_delay(request, state.crawl_delay)
-                return None
             known: Known = ()
             if self._needed:
                 known, missing = self._documents_known(origin, request)
                 if missing is not None:
                     return self._check_later(succeed(state), request)
-            self._verdicts.at_download(state, request, known)
+            # The fast path: no state the gate judged it with was replaced since (robots.txt's,
+            # the usage documents' it needs).
+            if gated == _newest(state, known):
+                if state.crawl_delay is not None:
+                    self._verdicts.apply_crawl_delay(request, state.crawl_delay)
+            else:
+                self._verdicts.at_download(state, request, known)
+            self._decided[request] = (state, known)
             return None
         if state is None and gated == _FIRST:
             return self._first_request(origin, request)
-        if state is None and isinstance(gated, int) and gated >> 32 == RUN:
-            # The gate allowed it in this process and the origin's state was evicted from the
-            # LRU since: nothing newer is known here.
-            return None
         if gated is not None and state is not None:
             # It passed the gate, and its origin became unknown or unreachable since: back to
             # the gate, which holds it (durably) without a downloader slot.
             return self._back_to_gate(request)
-        # Not known here: an engine.download caller, or a request another fleet process (or
-        # an earlier run of this JOBDIR) allowed. It waits off Downloader.active while the
-        # resolver reads the shared store (a fetch only if the store has nothing), rather than
-        # going through this process's gate and the queue again.
+        # Not known here: an engine.download caller, a request another fleet process (or an
+        # earlier run of this JOBDIR) allowed, or one the gate allowed whose origin's state was
+        # evicted from the LRU since (the page level needs what it downloads with). It waits
+        # off Downloader.active while the resolver reads the shared store (a fetch only if the
+        # store has nothing), rather than going through this process's gate and the queue
+        # again.
         waiter = self._holds.wait(origin, request)
         self._say_waiting(state)
         return self._check_later(waiter, request)
@@ -532,6 +532,7 @@ class RobotsTxtMiddleware:
             document = await self._off_active(used.resolver.wait(state.origin, request), request)
             known.append((used.document, document))
         self._verdicts.at_download(state, request, known)
+        self._decided[request] = (state, known)
 
     async def _first_request(self, origin: str, request: Request) -> Request | None:
         """An unknown origin's first request, let through by the gate: it resolves the origin
@@ -552,19 +553,6 @@ class RobotsTxtMiddleware:
             return self._back_to_gate(request)
         await self._check_known(state, request)
         return None
-
-    def _newest(self, origin: str, now: float, generation: int, request: Request) -> int:
-        """The newest of ``generation`` (robots.txt's) and those of the needed usage documents'
-        states for ``origin`` (0, never a generation: one is not known here). Each state
-        installed gets a generation above every earlier one: the newest changes whenever any
-        state does."""
-        for used in self._needed:
-            state = used.resolver.state(origin, now, request)
-            if state is None:
-                return 0
-            if state.generation > generation:
-                generation = state.generation
-        return generation
 
     def _documents_known(self, origin: str, request: Request) -> tuple[Known, Resolver[Any] | None]:
         """The needed usage documents of ``origin`` known here, and the resolver of the first
@@ -649,17 +637,15 @@ class RobotsTxtMiddleware:
 
     def usage_statements(self, request: Request) -> list[Statement]:
         """For the page level: what the sources known before fetching state of ``request``'s
-        URL — robots.txt (nothing while its origin is not known here) and the usage documents
-        the declared purpose needs — as the gate saw them."""
-        origin = self._keys.origin(urlparse_cached(request))
-        if origin is None:
+        URL — robots.txt and the usage documents the declared purpose needs — as the final
+        gate knew them when it let ``request`` download (nothing for a request it did not
+        judge: ``dont_obey_robotstxt``, no origin). Not read from the LRU, which may have
+        evicted them since."""
+        decided = self._decided.get(request)
+        if decided is None:
             return []
-        known: list[tuple[UsageDocument, OriginState[Any]]] = []
-        for used in self._needed:
-            state = used.resolver.peek(origin)
-            if state is not None:
-                known.append((used.document, state))
-        return self._verdicts.statements(self._resolver.peek(origin), request, known)
+        state, known = decided
+        return self._verdicts.statements(state, request, known)
 
     def _crawl(self, request: Request) -> None:
         engine = self.crawler.engine
@@ -744,6 +730,17 @@ class RobotsTxtMiddleware:
         closed = maybeDeferred(self._store.close)
         closed.addErrback(lambda failure: self._events.store_failed(failure.getErrorMessage()))
         await maybe_deferred_to_future(closed)
+
+
+def _newest(state: OriginState[RobotsTxt], known: Known) -> int:
+    """The newest generation of ``state`` (robots.txt's) and the needed usage documents' states
+    ``known``: each state installed gets a generation above every earlier one, so this changes
+    whenever any of them does (what the gate records, what the final gate compares)."""
+    generation = state.generation
+    for _, document in known:
+        if document.generation > generation:
+            generation = document.generation
+    return generation
 
 
 def _needed(documents: Sequence[UsageResolver], labels: Sequence[str]) -> tuple[UsageResolver, ...]:
