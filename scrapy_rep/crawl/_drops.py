@@ -17,7 +17,8 @@ delivers one for a download error (SPEC C3):
 - **a duplicate** of a request dropped before scheduling (same fingerprint, not
   ``dont_filter``) gets what Scrapy's dupefilter gives it: no errback, one ``request_dropped``.
 - **the crawl closing** (a request arriving once everything was let go) is treated as Scrapy
-  treats requests left in its scheduler: no errback.
+  treats requests left in its scheduler: no errback. ``engine.download`` callers still waiting
+  then are counted here too, and their Deferreds fail with the reason (``Holds``).
 """
 
 from __future__ import annotations

@@ -206,7 +206,7 @@ class Holds:
         """A Deferred fired with the origin's state once it serves (or failed)."""
         waiter: Deferred[OriginState[RobotsTxt]] = Deferred()
         if self._closed:
-            waiter.errback(self._closed_why(origin).exception())
+            self._fail_at_close(origin, [waiter])
             return waiter
         self._waiting.setdefault(origin, []).append((waiter, self._clock.seconds()))
         self._interested(origin, self._resolver, request)
@@ -454,8 +454,7 @@ class Holds:
             self._tick.stop()
         waiting, self._waiting = self._waiting, {}
         for origin, waiters in waiting.items():
-            for waiter, _since in waiters:
-                waiter.errback(self._closed_why(origin).exception())
+            self._fail_at_close(origin, [waiter for waiter, _since in waiters])
         waited_for = self._waited_for()
         self._since, self._for, self._pending, self._unsent = {}, {}, set(), set()
         interest, self._interest = self._interest, {}
@@ -477,6 +476,15 @@ class Holds:
             for what, count in waits.items():
                 total[what] = total.get(what, 0) + count
         return total
+
+    def _fail_at_close(self, origin: str, waiters: list[Deferred[OriginState[RobotsTxt]]]) -> None:
+        """``engine.download`` callers (or requests at the final gate) still waiting for
+        ``origin`` when the crawl closes: dropped through the drop path (counted, logged, in
+        the closing summary), each failing with the reason ``closing``."""
+        why = self._closed_why(origin)
+        self._drops.drop(origin, [], why, waiters=len(waiters))
+        for waiter in waiters:
+            waiter.errback(why.exception())
 
     def _closed_why(self, origin: str) -> Why:
         if self._pauses is not None and self._pauses.why(origin) is not None:
