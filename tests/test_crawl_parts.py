@@ -32,6 +32,7 @@ from scrapy_rep.crawl._parts import Parts as BuiltParts
 from scrapy_rep.crawl._parts import build_parts
 from scrapy_rep.crawl._resolver import Resolver
 from scrapy_rep.crawl._settings import MiddlewareSettings
+from scrapy_rep.crawl.exceptions import RequestDropped
 from scrapy_rep.storage.held import MemoryHeld
 from scrapy_rep.storage.results import MemoryStore, StoredRobots
 from scrapy_rep.storage.results._base import StoreUnavailable
@@ -450,7 +451,27 @@ def test_close_lets_everything_go_at_once() -> None:
     late = parts.holds.wait(ORIGIN)
     assert isinstance(failure_of(late), IgnoreRequest)
     parts.holds.hold(ORIGIN, Request(ORIGIN + "/late"))
-    assert parts.stats["robotstxt/held_dropped"] == 1  # not silently lost either
+    # Not silently lost either: the waiter at close, the late waiter, the late request.
+    assert parts.stats["robotstxt/held_dropped"] == 3
+
+
+def test_waiters_failed_at_close_take_the_drop_path(caplog: pytest.LogCaptureFixture) -> None:
+    # engine.download callers failed when the crawl closes are dropped as every other request
+    # is: counted, logged, in the closing summary; each still fails with the reason.
+    parts = Parts(*[error(500)] * 10)
+    waiters = [parts.holds.wait(ORIGIN), parts.holds.wait(ORIGIN)]
+    parts.let_go()
+    for waiter in waiters:
+        closed = failure_of(waiter)
+        assert isinstance(closed, RequestDropped) and closed.reason == "closing"
+    assert parts.stats["robotstxt/held_dropped"] == 2
+    assert f"Dropped 2 request(s) for {ORIGIN}, not downloaded" in caplog.text
+    with caplog.at_level(logging.INFO, "scrapy_rep"):
+        parts.holds._drops.summarize()
+    assert "scrapy-rep dropped 2 request(s), not downloaded, from 1 origin(s)" in caplog.text
+    assert f"{ORIGIN}: 2 ({ORIGIN}: its robots.txt was not known when the crawl closed)" in (
+        caplog.text
+    )
 
 
 def test_close_without_a_durable_place_counts_held_requests_as_dropped(

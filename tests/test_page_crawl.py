@@ -107,6 +107,15 @@ def test_nofollow_pages_links_never_requested_and_noindex_items_marked(
     # One log line per page, not one per dropped link.
     assert result.log.count("the page says nofollow") == nofollow
     assert "Dropped 2 request(s) from " + http_server.url("/page/header-nofollow") in result.log
+    # Filtered as DepthMiddleware filters, no errback; in the drop path's closing summary.
+    assert result.errbacks == []
+    origin = http_server.url("/").rstrip("/")
+    summary = (
+        f"scrapy-rep dropped {2 * nofollow} request(s), not downloaded, from 1 origin(s):\n"
+        f"  {origin}: {2 * nofollow} (the page {origin}/page/"
+    )
+    assert summary in result.log
+    assert "says nofollow)" in result.log
 
 
 def test_noindex_items_dropped_and_rel_nofollow_obeyed_when_asked(

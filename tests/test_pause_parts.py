@@ -9,8 +9,10 @@ from scrapy.http import Request
 from test_crawl_parts import Stats
 from twisted.internet import task
 from twisted.internet.defer import Deferred
+from twisted.python.failure import Failure
 
 from scrapy_rep.core.pause import STRUGGLING_PAGES, Struggle, page_answer, pause_seconds
+from scrapy_rep.crawl._drops import Drops
 from scrapy_rep.crawl._events import Events
 from scrapy_rep.crawl._pauses import HOLD, PROBE, PROBE_META, Pauses, route
 from scrapy_rep.storage.results import MemoryStore
@@ -237,6 +239,13 @@ def test_a_pause_longer_than_its_limit_is_given_up_while_the_crawl_is_busy() -> 
 
     b_answer: Deferred[Any] = Deferred()
     parts = CrawlParts(ok(), b_answer, crawl=gate)
+    # The errbacks the drop path delivers.
+    failures: list[Failure] = []
+    parts.holds._drops = Drops(
+        Events(parts.stats, lambda: None),
+        parts.clock,
+        deliver=lambda request, failure: failures.append(failure),
+    )
     waiting = parts.holds.wait(A)  # robots.txt answers: a.test is known
     assert waiting.called
     page = Request(A + "/page", errback=lambda failure: None)
@@ -244,10 +253,15 @@ def test_a_pause_longer_than_its_limit_is_given_up_while_the_crawl_is_busy() -> 
     parts.holds.hold(A, page, until=parts.pauses)
     b = parts.holds.wait("http://b.test")  # robots.txt never answers: the crawl stays busy
     parts.advance(59)
-    assert parts.stats["robotstxt/gave_up"] == 0 and parts.holds.busy()
+    assert parts.stats["robotstxt/pause/gave_up"] == 0 and parts.holds.busy()
     parts.advance(2)
-    assert parts.stats["robotstxt/gave_up"] == 1
+    # A pause given up has its own stat and reason: a.test's robots.txt answered.
+    assert parts.stats["robotstxt/pause/gave_up"] == 1
+    assert parts.stats["robotstxt/gave_up"] == 0
     assert parts.stats["robotstxt/held_dropped"] == 1
+    ((failure,),) = [failures]
+    assert failure.value.reason == "pause_gave_up"
+    assert "asked to slow down" in str(failure.value)
     assert not b.called
     b_answer.callback(ok())
     assert b.called

@@ -186,6 +186,7 @@ def test_a_site_answering_503_for_ever_ends_the_crawl_within_two_minutes(
     assert result.stats["elapsed_time_seconds"] - last_page <= 120
     assert len(result.responses) == 5
     # Given up with the reason, each request's errback told.
-    assert result.stat("robotstxt/gave_up") == 1
+    assert result.stat("robotstxt/pause/gave_up") == 1
+    assert result.stat("robotstxt/gave_up") == 0  # its robots.txt answered
     assert len(result.errbacks) == 5
     assert all("asked to slow down" in e.message for e in result.errbacks)

@@ -36,6 +36,10 @@ _REASONS: dict[str, tuple[str, tuple[str, ...]]] = {
         "their robots.txt failed REP_GIVE_UP_AFTER times in a row: the crawl stopped waiting",
         ("robotstxt/gave_up", "robotstxt/held_dropped"),
     ),
+    "pause_gave_up": (
+        "their site stayed paused (its pages said slow down) longer than REP_PAUSE_GIVE_UP_AFTER",
+        ("robotstxt/pause/gave_up", "robotstxt/held_dropped"),
+    ),
     "hold_timeout": (
         "they waited for their robots.txt longer than REP_HOLD_TIMEOUT",
         ("robotstxt/held_dropped",),
@@ -96,6 +100,7 @@ _MEANS = {
     "robotstxt/pause/resumed": "pauses over",
     "robotstxt/pause/extended": "pauses made longer",
     "robotstxt/pause/probes": "requests sent alone after a pause, to probe the site",
+    "robotstxt/pause/gave_up": "origins paused longer than REP_PAUSE_GIVE_UP_AFTER, given up",
     "robotspage/pages/noindex": "pages saying noindex",
     "robotspage/pages/nofollow": "pages saying nofollow",
     "robotspage/requests/nofollow": "links of nofollow pages, not followed",

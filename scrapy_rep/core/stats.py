@@ -43,6 +43,7 @@ __all__ = [
     "PAUSED",
     "PAUSE_EXTENDED",
     "PAUSE_FOLLOWED",
+    "PAUSE_GAVE_UP",
     "PAUSE_PASSED",
     "PAUSE_PROBES",
     "PAUSE_RESENT",
@@ -123,8 +124,8 @@ UNREACHABLE = "robotstxt/unreachable"
 RECOVERED = "robotstxt/recovered"
 STALE_SERVED = "robotstxt/stale_served"
 REFRESH = ROBOTSTXT_FETCH.refresh
-#: Origins the crawl stopped waiting for: robots.txt failed REP_GIVE_UP_AFTER times in a row,
-#: or paused for longer than REP_PAUSE_GIVE_UP_AFTER.
+#: Origins the crawl stopped waiting for because robots.txt failed REP_GIVE_UP_AFTER times in a
+#: row (a pause given up is ``PAUSE_GAVE_UP``).
 GAVE_UP = "robotstxt/gave_up"
 STORE_HIT = ROBOTSTXT_FETCH.store_hit
 #: Store calls that failed: the robots.txt store, and Redis for held requests.
@@ -141,6 +142,9 @@ PAUSE_EXTENDED = "robotstxt/pause/extended"
 #: Pauses another fleet process (or an earlier run of the job) found, followed here.
 PAUSE_FOLLOWED = "robotstxt/pause/followed"
 PAUSE_RESUMED = "robotstxt/pause/resumed"
+#: Origins the crawl stopped waiting for because they stayed paused for longer than
+#: REP_PAUSE_GIVE_UP_AFTER (their requests dropped with the reason ``pause_gave_up``).
+PAUSE_GAVE_UP = "robotstxt/pause/gave_up"
 #: Requests sent as the one probe when a pause was over.
 PAUSE_PROBES = "robotstxt/pause/probes"
 #: Requests sent again after a pause, by the status that paused them (``…/<status>``): the one

@@ -16,8 +16,12 @@ delivers one for a download error (SPEC C3):
   there, and Scrapy calls the errback itself, as for its own middleware.
 - **a duplicate** of a request dropped before scheduling (same fingerprint, not
   ``dont_filter``) gets what Scrapy's dupefilter gives it: no errback, one ``request_dropped``.
+- **filtered by a page's rules** (``nofollow``, ``rel="nofollow"``: the page middleware
+  counts and logs them, per page): remembered for the closing summary only, no errback, as
+  Scrapy's ``DepthMiddleware`` filters requests (``filtered``).
 - **the crawl closing** (a request arriving once everything was let go) is treated as Scrapy
-  treats requests left in its scheduler: no errback.
+  treats requests left in its scheduler: no errback. ``engine.download`` callers still waiting
+  then are counted here too, and their Deferreds fail with the reason (``Holds``).
 """
 
 from __future__ import annotations
@@ -71,7 +75,7 @@ class Drops:
         """One request refused by a gate: counted, logged, its errback delivered (before
         scheduling); return the exception the gate raises."""
         self._events.refused(request, why, where)
-        self._remember(why, 1)
+        self._remember(why.origin, 1, why.summary)
         # A start request is refused at the gate, or at the final gate when it was its
         # origin's first request (it waited there for robots.txt).
         if request.meta.get("is_start_request"):
@@ -96,11 +100,18 @@ class Drops:
         if not count:
             return
         self._events.dropped(origin, count, why)
-        self._remember(why, count)
+        self._remember(why.origin, count, why.summary)
         if why.reason == "closing":
             return
         for request in requests:
             self._later(request, why)
+
+    def filtered(self, origin: str | None, count: int, reason: str) -> None:
+        """``count`` requests of ``origin`` a page's rules filtered out of its callback's output
+        (the page middleware counted and logged them; no errback, as ``DepthMiddleware``):
+        in the closing summary, with ``reason``."""
+        if count:
+            self._remember(origin, count, lambda: reason)
 
     def pending(self) -> bool:
         """Are errbacks waiting to be delivered (the crawl must stay open)?"""
@@ -111,16 +122,17 @@ class Drops:
         top = sorted(self._by_origin.items(), key=lambda item: -item[1][0])[:SUMMARY_ORIGINS]
         self._events.drop_summary(self._total, len(self._by_origin), top)
 
-    def _remember(self, why: Why, count: int) -> None:
+    def _remember(self, origin: str | None, count: int, summary: Callable[[], str]) -> None:
+        """``count`` more dropped from ``origin``; ``summary``: its first reason, worked out
+        only for an origin the summary will name."""
         self._total += count
-        origin = why.origin
         if origin is None:
             return
         known = self._by_origin.get(origin)
         if known is not None:
             self._by_origin[origin] = (known[0] + count, known[1])
         elif len(self._by_origin) < _TRACKED_ORIGINS:
-            self._by_origin[origin] = (count, why.summary())
+            self._by_origin[origin] = (count, summary())
 
     def _later(self, request: Request, why: Why) -> None:
         if self._deliver is None or not request.errback:

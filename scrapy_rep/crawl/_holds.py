@@ -53,7 +53,7 @@ from twisted.internet import task
 from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
-from scrapy_rep.core.stats import GAVE_UP, HELD, HELD_REFILED, RELEASED
+from scrapy_rep.core.stats import GAVE_UP, HELD, HELD_REFILED, PAUSE_GAVE_UP, RELEASED
 from scrapy_rep.crawl._events import Why, hold_timeout_reason
 from scrapy_rep.storage.held import HeldRequests, MemoryHeld
 
@@ -67,6 +67,7 @@ if TYPE_CHECKING:
     from scrapy_rep.crawl._events import Events
     from scrapy_rep.crawl._pauses import Pauses
     from scrapy_rep.crawl._resolver import Resolver
+    from scrapy_rep.crawl.exceptions import DropReason
 
 __all__ = ["SEEN_META", "Awaited", "Holds"]
 
@@ -205,7 +206,7 @@ class Holds:
         """A Deferred fired with the origin's state once it serves (or failed)."""
         waiter: Deferred[OriginState[RobotsTxt]] = Deferred()
         if self._closed:
-            waiter.errback(self._closed_why(origin).exception())
+            self._fail_at_close(origin, [waiter])
             return waiter
         self._waiting.setdefault(origin, []).append((waiter, self._clock.seconds()))
         self._interested(origin, self._resolver, request)
@@ -348,13 +349,13 @@ class Holds:
             expired = requests[:old]
             if expired:
                 dropped += len(expired)
-                self._stop_waiting(origin, expired, [], self._timed_out(origin), gave_up=False)
+                self._stop_waiting(origin, expired, [], self._timed_out(origin), "hold_timeout")
             self._forget(origin)
         for origin in list(self._waiting):
             waiters = _take_older(self._waiting, origin, deadline)
             if waiters:
                 dropped += len(waiters)
-                self._stop_waiting(origin, [], waiters, self._timed_out(origin), gave_up=False)
+                self._stop_waiting(origin, [], waiters, self._timed_out(origin), "hold_timeout")
                 self._forget(origin)
         return dropped
 
@@ -384,23 +385,27 @@ class Holds:
             return 0
         dropped = 0
         for origin in sorted({*self._since, *self._waiting}):
-            why = self._given_up(origin)
-            if why is None:
+            given_up = self._given_up(origin)
+            if given_up is None:
                 continue
+            reason, why = given_up
             self._since.pop(origin, None)
             self._for.pop(origin, None)
             waiters = [waiter for waiter, _since in self._waiting.pop(origin, [])]
             held = self._held.take(origin)
             dropped += len(held) + len(waiters)
-            self._stop_waiting(origin, held, waiters, why, gave_up=True)
+            self._stop_waiting(origin, held, waiters, why, reason)
             self._forget(origin)
         return dropped
 
-    def _given_up(self, origin: str) -> str | None:
+    def _given_up(self, origin: str) -> tuple[DropReason, str] | None:
+        """Why the crawl may stop waiting for ``origin`` now, with the reason its drops get:
+        its robots.txt keeps failing (``gave_up``), or it stays paused (``pause_gave_up``)."""
         why = self._resolver.given_up(origin)
-        if why is None and self._pauses is not None:
-            why = self._pauses.given_up(origin)
-        return why
+        if why is not None:
+            return "gave_up", why
+        why = self._pauses.given_up(origin) if self._pauses is not None else None
+        return None if why is None else ("pause_gave_up", why)
 
     def _stop_waiting(
         self,
@@ -408,13 +413,16 @@ class Holds:
         held: list[Request],
         waiters: list[Deferred[OriginState[RobotsTxt]]],
         why: str,
-        *,
-        gave_up: bool,
+        reason: DropReason,
     ) -> None:
         """This run waits no longer for ``held`` and ``waiters``: the durable place keeps the
-        held ones for the next run (SPEC C4); the rest are dropped with ``why``."""
-        if gave_up:
+        held ones for the next run (SPEC C4); the rest are dropped with ``why`` and
+        ``reason``. An origin given up is counted by what gave it up (its robots.txt, a
+        pause)."""
+        if reason == "gave_up":
             self._events.count(GAVE_UP)
+        elif reason == "pause_gave_up":
+            self._events.count(PAUSE_GAVE_UP)
         lost = self._held.put_aside(origin, held) if held else []
         kept = len(held) - len(lost)
         self._kept += kept
@@ -427,7 +435,7 @@ class Holds:
             else ("; set JOBDIR, or a Redis REP_STORE, to keep such requests for the next run")
         )
         drop = Why(
-            "gave_up" if gave_up else "hold_timeout",
+            reason,
             f"{origin}: {why}",
             origin,
             rule=why + hint,
@@ -446,8 +454,7 @@ class Holds:
             self._tick.stop()
         waiting, self._waiting = self._waiting, {}
         for origin, waiters in waiting.items():
-            for waiter, _since in waiters:
-                waiter.errback(self._closed_why(origin).exception())
+            self._fail_at_close(origin, [waiter for waiter, _since in waiters])
         waited_for = self._waited_for()
         self._since, self._for, self._pending, self._unsent = {}, {}, set(), set()
         interest, self._interest = self._interest, {}
@@ -469,6 +476,15 @@ class Holds:
             for what, count in waits.items():
                 total[what] = total.get(what, 0) + count
         return total
+
+    def _fail_at_close(self, origin: str, waiters: list[Deferred[OriginState[RobotsTxt]]]) -> None:
+        """``engine.download`` callers (or requests at the final gate) still waiting for
+        ``origin`` when the crawl closes: dropped through the drop path (counted, logged, in
+        the closing summary), each failing with the reason ``closing``."""
+        why = self._closed_why(origin)
+        self._drops.drop(origin, [], why, waiters=len(waiters))
+        for waiter in waiters:
+            waiter.errback(why.exception())
 
     def _closed_why(self, origin: str) -> Why:
         if self._pauses is not None and self._pauses.why(origin) is not None:

@@ -15,12 +15,15 @@ __all__ = ["DropReason", "RequestDropped"]
 
 #: ``disallowed``: a robots.txt rule; ``usage``: a usage preference refuses the declared purpose;
 #: ``gave_up``: the crawl stopped waiting for an origin whose robots.txt keeps failing
-#: (REP_GIVE_UP_AFTER) or that stays paused (REP_PAUSE_GIVE_UP_AFTER); ``hold_timeout``: held
+#: (REP_GIVE_UP_AFTER); ``pause_gave_up``: for an origin whose pages kept asking to slow down
+#: (paused longer than REP_PAUSE_GIVE_UP_AFTER); ``hold_timeout``: held
 #: longer than REP_HOLD_TIMEOUT; ``crawl_delay``: the origin asks for a Crawl-delay above
 #: REP_CRAWL_DELAY_MAX and REP_CRAWL_DELAY_ABOVE_MAX is "skip"; ``closing``: the crawl closed
 #: while it waited (held requests get no errback then, as requests left in Scrapy's scheduler;
 #: an ``engine.download`` caller, or a request waiting at the final gate, fails with it).
-DropReason = Literal["disallowed", "usage", "gave_up", "hold_timeout", "crawl_delay", "closing"]
+DropReason = Literal[
+    "disallowed", "usage", "gave_up", "pause_gave_up", "hold_timeout", "crawl_delay", "closing"
+]
 
 
 class RequestDropped(IgnoreRequest):

@@ -22,11 +22,13 @@ crawler's robots.txt tokens, and:
 Non-HTML responses are judged by their headers only. A response whose request
 has ``dont_obey_robotstxt`` in its meta is left alone, and so is a request
 yielded with it. Each drop is counted (stats ``robotspage/…``) and logged once
-per page at DEBUG.
+per page at DEBUG; dropped requests are also in the closing summary of the robots.txt
+middleware's drop path when it runs (``Drops.filtered``: no errback, as DepthMiddleware).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -36,9 +38,11 @@ from itemadapter import ItemAdapter
 from scrapy import Request
 from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse
+from scrapy.utils.httpobj import urlparse_cached
 from w3lib.encoding import http_content_type_encoding
 from w3lib.url import canonicalize_url
 
+from scrapy_rep.core.origin import origin_from_parts
 from scrapy_rep.core.pagerules import PageRules, page_rules
 from scrapy_rep.core.pageusage import page_statements
 from scrapy_rep.core.purpose import Refusal
@@ -232,6 +236,10 @@ class _Page:
         self.nofollow_dropped = 0
         self.rel_dropped = 0
         self.items_dropped = 0
+        # The requests filtered (nofollow, rel="nofollow"), by origin: for the drop path's
+        # closing summary.
+        self._nofollow_origins: Counter[str | None] = Counter()
+        self._rel_origins: Counter[str | None] = Counter()
 
     def keep(self, output: Any) -> bool:
         if isinstance(output, Request):
@@ -240,9 +248,11 @@ class _Page:
             if self.rules.nofollow:
                 # SPEC D6: nofollow = follow none of the page's links.
                 self.nofollow_dropped += 1
+                self._nofollow_origins[origin_from_parts(urlparse_cached(output))] += 1
                 return False
             if self.config.rel_nofollow and self._is_rel_nofollow(output.url):
                 self.rel_dropped += 1
+                self._rel_origins[origin_from_parts(urlparse_cached(output))] += 1
                 return False
             return True
         if self.refusal is not None and self.config.usage_items == "drop":
@@ -302,6 +312,18 @@ class _Page:
             usage=self.usage_dropped,
             refusal=self.refusal,
             noindex=self.items_dropped,
+        )
+        if not (self._nofollow_origins or self._rel_origins):
+            return
+        # Filtered requests are drops too: in the closing summary of the robots.txt
+        # middleware's drop path (without it, the page level counts and logs them alone).
+        robots = self.middleware._robots_middleware()
+        if robots is None:
+            return
+        url = self.response.url
+        robots.page_filtered(self._nofollow_origins, f"the page {url} says nofollow")
+        robots.page_filtered(
+            self._rel_origins, f"rel=nofollow links of {url} (REP_PAGE_RELNOFOLLOW)"
         )
 
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Collection, Coroutine, Sequence
+from collections.abc import Callable, Collection, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 from weakref import WeakKeyDictionary
 
@@ -635,6 +635,13 @@ class RobotsTxtMiddleware:
 
         pauses = maybeDeferred(self._store.pauses).addCallback(found)
         return pauses.addErrback(lambda failure: None)
+
+    def page_filtered(self, origins: Mapping[str | None, int], reason: str) -> None:
+        """For the page level: requests a page's rules filtered out of its output, counted by
+        their origin (None: a URL robots.txt does not apply to), go to the drop path's
+        closing summary with ``reason`` (no errback: filtered as ``DepthMiddleware`` does)."""
+        for origin, count in origins.items():
+            self._drops.filtered(origin, count, reason)
 
     def usage_statements(self, request: Request) -> list[Statement]:
         """For the page level: what the sources known before fetching state of ``request``'s
