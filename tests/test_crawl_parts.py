@@ -896,3 +896,24 @@ def test_a_fetch_that_raises_is_a_counted_failure_logged_once(
     assert parts.stats["robotstxt/gave_up"] == 1
     errors = [r for r in caplog.records if r.levelname == "ERROR"]
     assert len(errors) == 1 and "counted as a failed fetch" in errors[0].getMessage()
+
+
+class _NeverKnown:
+    """A usage document whose resolution never ends (what ``Holds`` may wait for)."""
+
+    name = "tdmrep.json"
+
+    def wait(self, origin: str, trigger: Request | None) -> Deferred[Any]:
+        return Deferred()
+
+
+def test_a_hold_timeout_names_what_the_expired_requests_waited_for(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    parts = Parts(ok(), hold_timeout=10)
+    parts.holds.wait(ORIGIN)  # robots.txt answers; tdmrep.json never does
+    parts.advance(1)
+    parts.holds.hold(ORIGIN, Request(ORIGIN + "/1"), until=_NeverKnown())
+    parts.advance(11)
+    assert parts.stats["robotstxt/held_dropped"] == 1
+    assert "its tdmrep.json could not be fetched within REP_HOLD_TIMEOUT=10s" in caplog.text

@@ -124,10 +124,9 @@ class Holds:
         self._interest: dict[tuple[str, str], Deferred[Any]] = {}
         # Memory until the spider opens and ``open`` gives the crawl's own place.
         self._held: HeldRequests = held if held is not None else MemoryHeld()
-        # Per origin: when each of its held requests was held (oldest first), and what they
-        # wait for (the ``Awaited.name`` of each, counted: the closing words).
-        self._since: dict[str, list[float]] = {}
-        self._for: dict[str, dict[str, int]] = {}
+        # Per origin: when each of its held requests was held (oldest first) and what it waits
+        # for (its ``Awaited.name``: the words of a timeout and of the closing line).
+        self._since: dict[str, list[tuple[float, str]]] = {}
         self._waiting: dict[str, list[tuple[Deferred[OriginState[RobotsTxt]], float]]] = {}
         # Origins whose held requests go to the scheduler on the next tick: restored from an
         # earlier run or adopted from a dead fleet process (back through the gate, not counted
@@ -174,7 +173,7 @@ class Holds:
     def waiting_since(self, origin: str) -> float | None:
         """When the oldest request still waiting for ``origin`` (held, or in process_request)
         began to wait; None when none does."""
-        held = self._since.get(origin, ())[:1]
+        held = [since for since, _what in self._since.get(origin, ())[:1]]
         waiters = [since for _waiter, since in self._waiting.get(origin, ())[:1]]
         return min([*held, *waiters], default=None)
 
@@ -195,9 +194,7 @@ class Holds:
             return
         awaited = until or self._resolver
         self._held.add(origin, request)
-        self._since.setdefault(origin, []).append(self._clock.seconds())
-        waits = self._for.setdefault(origin, {})
-        waits[awaited.name] = waits.get(awaited.name, 0) + 1
+        self._since.setdefault(origin, []).append((self._clock.seconds(), awaited.name))
         self._events.count(HELD)
         self._interested(origin, awaited, request)
         self._start_tick()
@@ -263,7 +260,6 @@ class Holds:
         an earlier run or another process and pass the gate again (held again if need be).
         """
         self._since.pop(origin, None)
-        self._for.pop(origin, None)
         self._forget(origin)
         released = released or origin in self._unsent
         self._pending.discard(origin)
@@ -333,12 +329,12 @@ class Holds:
         deadline = self._clock.seconds() - self._timeout
         for origin in list(self._since):
             times = self._since[origin]
-            old = bisect.bisect_right(times, deadline)
+            old = bisect.bisect_right(times, deadline, key=_held_at)
             if not old:
                 continue
+            waited_for = {what for _since, what in times[:old]}
             if old == len(times):
                 del self._since[origin]
-                self._for.pop(origin, None)
             else:
                 self._since[origin] = times[old:]
             # ``take`` returns oldest first: the first ``old`` are the expired ones. (A take
@@ -349,24 +345,29 @@ class Holds:
             expired = requests[:old]
             if expired:
                 dropped += len(expired)
-                self._stop_waiting(origin, expired, [], self._timed_out(origin), "hold_timeout")
+                why = self._timed_out(origin, waited_for)
+                self._stop_waiting(origin, expired, [], why, "hold_timeout")
             self._forget(origin)
         for origin in list(self._waiting):
             waiters = _take_older(self._waiting, origin, deadline)
             if waiters:
                 dropped += len(waiters)
-                self._stop_waiting(origin, [], waiters, self._timed_out(origin), "hold_timeout")
+                why = self._timed_out(origin, {self._resolver.name})
+                self._stop_waiting(origin, [], waiters, why, "hold_timeout")
                 self._forget(origin)
         return dropped
 
-    def _timed_out(self, origin: str) -> str:
+    def _timed_out(self, origin: str, waited_for: set[str]) -> str:
+        """Why requests of ``origin`` that waited for ``waited_for`` (``Awaited.name``s) are
+        let go at REP_HOLD_TIMEOUT."""
         paused = self._pauses.why(origin) if self._pauses is not None else None
         if paused is not None:
             return (
                 f"its pages asked to slow down ({paused}) for longer than "
                 f"REP_HOLD_TIMEOUT={self._timeout:g}s"
             )
-        documents = [what for what in self._for.get(origin, ()) if what != self._resolver.name]
+        names = {self._resolver.name, *([self._pauses.name] if self._pauses else [])}
+        documents = sorted(waited_for - names)
         if documents:
             return (
                 f"its {' and '.join(documents)} could not be fetched within "
@@ -390,7 +391,6 @@ class Holds:
                 continue
             reason, why = given_up
             self._since.pop(origin, None)
-            self._for.pop(origin, None)
             waiters = [waiter for waiter, _since in self._waiting.pop(origin, [])]
             held = self._held.take(origin)
             dropped += len(held) + len(waiters)
@@ -456,7 +456,7 @@ class Holds:
         for origin, waiters in waiting.items():
             self._fail_at_close(origin, [waiter for waiter, _since in waiters])
         waited_for = self._waited_for()
-        self._since, self._for, self._pending, self._unsent = {}, {}, set(), set()
+        self._since, self._pending, self._unsent = {}, set(), set()
         interest, self._interest = self._interest, {}
         for known in interest.values():
             known.cancel()
@@ -472,9 +472,9 @@ class Holds:
     def _waited_for(self) -> dict[str, int]:
         """How many held requests wait for what (robots.txt, a usage document, a pause)."""
         total: dict[str, int] = {}
-        for waits in self._for.values():
-            for what, count in waits.items():
-                total[what] = total.get(what, 0) + count
+        for times in self._since.values():
+            for _since, what in times:
+                total[what] = total.get(what, 0) + 1
         return total
 
     def _fail_at_close(self, origin: str, waiters: list[Deferred[OriginState[RobotsTxt]]]) -> None:
@@ -497,6 +497,10 @@ class Holds:
         if not self._tick.running and not self._closed:
             # Often enough to notice a close within a second, and to expire on time.
             self._tick.start(min(1.0, max(0.05, self._timeout / 4)), now=False)
+
+
+def _held_at(item: tuple[float, str]) -> float:
+    return item[0]
 
 
 def _cancelled(failure: Failure) -> None:
