@@ -492,7 +492,8 @@ def misspelled(name: str, most_edits: int = _MOST_EDITS) -> tuple[str, ...]:
         return near
     words = sorted(wanted.split("_"))
     reordered = tuple(setting for setting in SETTINGS if sorted(setting.split("_")) == words)
-    if reordered:
+    if reordered or most_edits <= 1:
+        # One edit away was looked at first: the table below would find nothing more.
         return reordered
     edits = {
         setting: _edits(wanted, setting)
