@@ -1,4 +1,4 @@
-"""Helpers the crawl's parts share have one definition each (issue 39.6), checked by name over
+"""Helpers the crawl's parts share have one definition each, checked by name over
 the modules' source (``ast``): the others import it and define no copy of their own."""
 
 from __future__ import annotations

@@ -261,7 +261,7 @@ class Pauses:
         another way (a rotating proxy gave it another one) said nothing of the route it was to
         probe: that route's next request may probe it."""
         probed = request.meta.pop(PROBE_META, None)
-        if probed is None or probed is False:
+        if not probed:
             return False
         if isinstance(probed, str) and probed != key:
             pause = self.paused.get(probed)
