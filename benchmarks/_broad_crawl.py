@@ -246,7 +246,7 @@ class BroadSpider(scrapy.Spider):
                     turns = TURNS[0] - self.turn_robots[url.netloc]
                     self.turns_to_first_page[url.netloc] = turns
                 # Waited for robots.txt at the final gate (scrapy-rep), or was held.
-                self.first_page_waited[url.netloc] = request.meta.get("_robotstxt_gated") == -1
+                self.first_page_waited[url.netloc] = request.meta.get("_rep_admitted") == "first"
 
     def on_downloaded(self, response: Response, request: Request, spider: scrapy.Spider) -> None:
         url = urlparse_cached(request)

@@ -50,7 +50,8 @@ def _middleware(purposes: list[str]) -> RobotsTxtMiddleware:
     entry = record(None, Fetch("ok", 200), now, Limits())
     known = [(middleware._resolver, b"User-agent: *\nDisallow: /no\n")]
     known += [
-        (used.resolver, b'[{"location": "/", "tdm-reservation": 0}]') for used in middleware._needed
+        (used.resolver, b'[{"location": "/", "tdm-reservation": 0}]')
+        for used in middleware._parts.documents
     ]
     for resolver, body in known:
         cache = resolver._cache

@@ -22,11 +22,11 @@ from twisted.internet.error import ConnectionRefusedError, DNSLookupError, Timeo
 from scrapy_rep import RobotsTxtMiddleware
 from scrapy_rep.core.policy import Entry, Fetch, Limits, give_up_at, record
 from scrapy_rep.core.seen import BoundedSet
+from scrapy_rep.crawl._admission import ADMITTED
 from scrapy_rep.crawl._cache import ROBOTS, OriginCache, OriginState
 from scrapy_rep.crawl._events import Events, Waiting
 from scrapy_rep.crawl._fetch import describe_failure
 from scrapy_rep.crawl._holds import SEEN_META
-from scrapy_rep.crawl.robotstxt_middleware import _GATED
 
 ORIGIN = "http://example.com"
 
@@ -111,17 +111,19 @@ def test_remembered_fingerprints_are_bounded() -> None:
 
 def test_a_request_sent_back_to_the_gate_says_whether_the_dupefilter_saw_it() -> None:
     mw = middleware()
-    scheduled = Request(ORIGIN + "/a", meta={_GATED: 1})  # passed the gate to the scheduler
-    own = Request(ORIGIN + "/b", dont_filter=True, meta={_GATED: 1})  # the spider's dont_filter
+    scheduled = Request(ORIGIN + "/a", meta={ADMITTED: "1:x"})  # passed the gate to the scheduler
+    own = Request(
+        ORIGIN + "/b", dont_filter=True, meta={ADMITTED: "1:x"}
+    )  # the spider's dont_filter
     downloaded = Request(ORIGIN + "/c")  # an engine.download caller's: never scheduled
-    back = [mw._back_to_gate(request) for request in (scheduled, own, downloaded)]
+    back = [mw._admission.send_back(request) for request in (scheduled, own, downloaded)]
     assert back == [scheduled, own, downloaded]
-    assert all(request.dont_filter and _GATED not in request.meta for request in back)
+    assert all(request.dont_filter and ADMITTED not in request.meta for request in back)
     # Only the first one's fingerprint is the dupefilter's: a resumed job files it again.
     assert [request.meta.get(SEEN_META, False) for request in back] == [True, False, False]
     # Held, released and sent back again (dont_filter now): still marked.
-    scheduled.meta[_GATED] = 2
-    assert mw._back_to_gate(scheduled).meta[SEEN_META] is True
+    scheduled.meta[ADMITTED] = "2:x"
+    assert mw._admission.send_back(scheduled).meta[SEEN_META] is True
 
 
 # -- log lines as sentences --------------------------------------------------------------------
@@ -307,7 +309,7 @@ def test_a_tdmrep_json_changed_since_the_gate_refuses_requests_at_download() -> 
     # The gate let the requests through under a tdmrep.json allowing train-ai; it refuses it
     # by the time they reach the final gate (refreshed meanwhile), robots.txt unchanged.
     gates = middleware(REP_USAGE_PURPOSES=["train-ai"])
-    (tdmrep,) = gates._needed
+    (tdmrep,) = gates._parts.documents
     _install(gates._resolver, b"User-agent: *\nAllow: /\n")
     _install(tdmrep.resolver, b'[{"location": "/", "tdm-reservation": 0}]')
     scheduled = [Request(f"{ORIGIN}/page/{i}") for i in range(3)]

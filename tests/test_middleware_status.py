@@ -49,9 +49,11 @@ def test_429_with_retry_after_then_200(http_server: ScriptedServer) -> None:
     robots = http_server.seen("/robots.txt")
     assert len(robots) == 2
     assert 1.9 <= robots[1].time - robots[0].time < 5
-    # Both pages waited outside the scheduler, then were released and checked.
+    # Both pages were held outside the downloader's places, the first at the final gate, the
+    # other outside the scheduler, then released and checked.
     assert result.stat("robotstxt/held") == 2
     assert result.stat("robotstxt/released") == 2
+    assert result.stat("robotstxt/rescheduled") == 0
     assert result.stat("robotstxt/forbidden_before_schedule") == 1
     assert result.stat("robotstxt/unreachable") == 1
     assert result.stat("robotstxt/recovered") == 1
@@ -84,7 +86,9 @@ def test_timeout_reset_and_truncated_answers_are_server_errors(
     assert failures[timeouts[0]] == 1
     assert sum(failures.values()) == 3  # one per origin
     assert result.stat("robotstxt/unreachable") == 3
+    # Per origin, the first page was held at the final gate and the other outside the scheduler.
     assert result.stat("robotstxt/released") == 6
+    assert result.stat("robotstxt/rescheduled") == 0
 
 
 def test_refused_connection_holds_then_drops(unused_port: int) -> None:

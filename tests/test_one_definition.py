@@ -44,8 +44,8 @@ def _imported(module: str) -> dict[str, str]:
 
 # (name, the module defining it, the modules using it)
 ONE_DEFINITION = [
-    ("Known", _verdict, ["robotstxt_middleware"]),
-    ("header_values", _fetch, ["robotstxt_middleware"]),
+    ("Known", _verdict, ["_admission"]),
+    ("header_values", _fetch, ["_page_answers"]),
     ("withdraw", _deferreds, ["_resolver", "_pauses"]),
     ("guarded", _deferreds, ["_resolver", "_pauses"]),
 ]

@@ -29,6 +29,7 @@ from scrapy_rep.core.tdmrep import TDMREP, TdmFile
 from scrapy_rep.core.tokens import CrawlerTokens
 from scrapy_rep.core.usage import UsagePrefs, UsageSource
 from scrapy_rep.crawl import _verdict
+from scrapy_rep.crawl._admission import ADMITTED, Token
 from scrapy_rep.crawl._cache import ROBOTS, OriginCache, OriginState, usage_kind
 from scrapy_rep.crawl._drops import Drops
 from scrapy_rep.crawl._events import Events
@@ -90,7 +91,8 @@ def _states(robots_body: bytes, tdm_body: bytes | None) -> tuple[OriginState[Any
 
 class _Crawl:
     """The crawl's real parts for one origin whose documents are known: the gate's
-    ``Verdicts``, and a ``PageRobotsMiddleware`` asking them what the gate knew."""
+    ``Verdicts``, and a ``PageRobotsMiddleware`` reading what the gate knew from the request's
+    admission token (the states the request was let go with)."""
 
     def __init__(self, robots: OriginState[Any], tdm: Any, purpose: Purpose = TRAIN) -> None:
         crawler = get_crawler(Spider, {"ROBOTSTXT_OBEY": True, "USER_AGENT": "TestBot/1.0"})
@@ -99,17 +101,19 @@ class _Crawl:
         self.verdicts = Verdicts(crawler, tokens, events, Drops(events, task.Clock()), purpose)
         self.robots, self.known = robots, [(TDMREP, tdm)]
         self.page = PageRobotsMiddleware.from_crawler(crawler)
-        self.page._robots = self  # type: ignore[assignment]
 
-    def usage_statements(self, request: Request) -> list[Statement]:
-        """What the running RobotsTxtMiddleware gives the page level."""
-        return self.verdicts.statements(self.robots, request, self.known)
+    def admitted(self, url: str) -> Request:
+        """A request let go with this origin's documents, as the final gate lets one go."""
+        token = Token("1:test")
+        token.judged = (self.robots, tuple(self.known))
+        return Request(url, meta={ADMITTED: token})
 
     def gate(self, url: str) -> UsagePrefs:
         return self.verdicts.usage(self.robots, Request(url), self.known)
 
     def page_level(self, url: str, body: bytes, headers: dict[str, Any]) -> UsagePrefs:
-        response = HtmlResponse(url, body=body, headers=headers, request=Request(url))
+        request = self.admitted(url)
+        response = HtmlResponse(url, body=body, headers=headers, request=request)
         prefs = self.page.usage(response)
         assert prefs is not None
         return prefs

@@ -55,14 +55,27 @@ class Gate:
         return self.stats.get_value(name, 0)
 
 
+def at_gate(verdicts: Verdicts, state: OriginState[RobotsTxt], request: Request) -> None:
+    """What the admission does with the verdicts before scheduling (robots.txt known)."""
+    why = verdicts.refusal(state, request) or verdicts.usage_refusal(state, request, ())
+    if why is not None:
+        verdicts.refuse(request, why, "before_schedule")
+
+
+def at_download(verdicts: Verdicts, state: OriginState[RobotsTxt], request: Request) -> None:
+    why = verdicts.refusal(state, request) or verdicts.usage_refusal(state, request, ())
+    if why is not None:
+        verdicts.refuse(request, why, "before_download")
+
+
 def _errback(failure: object) -> None:
     """A request's errback (its presence makes the drop path deliver)."""
 
 
 def test_allowed_requests_pass_both_gates() -> None:
     gate = Gate()
-    gate.verdicts.at_gate(_state(), Request(ORIGIN + "/page"))
-    gate.verdicts.at_download(_state(), Request(ORIGIN + "/page"))
+    at_gate(gate.verdicts, _state(), Request(ORIGIN + "/page"))
+    at_download(gate.verdicts, _state(), Request(ORIGIN + "/page"))
     assert gate.stat("robotstxt/forbidden") == 0
 
 
@@ -72,13 +85,13 @@ def test_a_disallowed_request_is_dropped_once_then_a_duplicate_is_what_the_dupef
     gate = Gate()
     request = Request(ORIGIN + "/private/1", errback=_errback)
     with pytest.raises(RequestDropped, match=r"^Forbidden by robots\.txt$") as dropped:
-        gate.verdicts.at_gate(_state(), request)
+        at_gate(gate.verdicts, _state(), request)
     assert dropped.value.reason == "disallowed" and dropped.value.origin == ORIGIN
     gate.clock.advance(0)
     assert [r for r, _ in gate.delivered] == [request]
     again = Request(ORIGIN + "/private/1", errback=_errback)
     with pytest.raises(IgnoreRequest) as duplicate:
-        gate.verdicts.at_gate(_state(), again)
+        at_gate(gate.verdicts, _state(), again)
     assert not isinstance(duplicate.value, RequestDropped)
     gate.clock.advance(0)
     assert len(gate.delivered) == 1 and gate.signalled == [again]
@@ -86,14 +99,14 @@ def test_a_disallowed_request_is_dropped_once_then_a_duplicate_is_what_the_dupef
     assert gate.stat("robotstxt/forbidden_duplicate") == 1
     # dont_filter passes the dupefilter: dropped and told again.
     with pytest.raises(RequestDropped):
-        gate.verdicts.at_gate(_state(), Request(ORIGIN + "/private/1", dont_filter=True))
+        at_gate(gate.verdicts, _state(), Request(ORIGIN + "/private/1", dont_filter=True))
     assert gate.stat("robotstxt/forbidden") == 2
 
 
 def test_the_final_gate_raises_and_leaves_the_errback_to_scrapy() -> None:
     gate = Gate()
     with pytest.raises(RequestDropped):
-        gate.verdicts.at_download(_state(), Request(ORIGIN + "/private/2", errback=_errback))
+        at_download(gate.verdicts, _state(), Request(ORIGIN + "/private/2", errback=_errback))
     gate.clock.advance(0)
     assert gate.delivered == []
     assert gate.stat("robotstxt/forbidden_before_download") == 1
@@ -102,8 +115,8 @@ def test_the_final_gate_raises_and_leaves_the_errback_to_scrapy() -> None:
 def test_a_declared_purpose_refuses_what_the_usage_lines_refuse() -> None:
     gate = Gate(Purpose(("train-ai",)))
     with pytest.raises(RequestDropped, match="Content may not be used for train-ai") as dropped:
-        gate.verdicts.at_gate(_state(), Request(ORIGIN + "/no-ai/x"))
+        at_gate(gate.verdicts, _state(), Request(ORIGIN + "/no-ai/x"))
     assert dropped.value.reason == "usage"
     assert gate.stat("robotstxt/usage_forbidden/train-ai") == 1
-    gate.verdicts.at_gate(_state(), Request(ORIGIN + "/ok"))  # nothing refuses it
+    at_gate(gate.verdicts, _state(), Request(ORIGIN + "/ok"))  # nothing refuses it
     assert gate.verdicts.usage(_state(), Request(ORIGIN + "/private/x"))["train-ai"] is None

@@ -8,12 +8,13 @@ of the hot path (request -> origin key) and what the middleware reports about an
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 from urllib.parse import ParseResult, SplitResult
 
 from scrapy_rep.core.lru import LRU
@@ -31,6 +32,7 @@ __all__ = [
     "OriginKeys",
     "OriginReport",
     "OriginState",
+    "content_id",
     "usage_kind",
 ]
 
@@ -116,7 +118,16 @@ class OriginState(Generic[D]):
     """An origin's entry as the hot path uses it: its document read, with its serving
     decision."""
 
-    __slots__ = ("crawl_delay", "document", "entry", "generation", "origin", "serving")
+    __slots__ = (
+        "admitted",
+        "content",
+        "crawl_delay",
+        "document",
+        "entry",
+        "generation",
+        "origin",
+        "serving",
+    )
 
     # Every installed state gets a new number: a request the gate allowed under the same state
     # needs no second match in process_request. The high bits name this process, so numbers
@@ -130,6 +141,7 @@ class OriginState(Generic[D]):
         document: D | None,
         serving_: Serving,
         crawl_delay: float | None,
+        content: str | None = None,
     ) -> None:
         self.origin = origin
         self.entry = entry
@@ -137,6 +149,11 @@ class OriginState(Generic[D]):
         self.serving = serving_
         self.crawl_delay = crawl_delay
         self.generation = next(self._generations)
+        #: What the requests it lets go were judged by, for the record (``_admission``): the
+        #: hash of the copy read, or the serving's word when there is no document.
+        self.content = content if document is not None and content else serving_.outcome
+        #: The admission token of the newest generation it was combined in (``_admission``).
+        self.admitted: Any = None
 
     def report(self) -> OriginReport:
         entry, good = self.entry, self.entry.good
@@ -187,7 +204,7 @@ class OriginCache(Generic[D]):
         if state is None:
             return None
         if now >= state.serving.valid_until:
-            state = self.install(origin, state.entry, state.document, now)
+            state = self.install(origin, state.entry, state.document, now, state.content)
         return state
 
     def parse(self, entry: Entry, body: bytes | None, previous: OriginState[D] | None) -> D | None:
@@ -208,15 +225,44 @@ class OriginCache(Generic[D]):
         """Put an evicted ``state`` back as it was (same generation), most recently used."""
         self._states.put(state.origin, state)
 
-    def install(self, origin: str, entry: Entry, document: D | None, now: float) -> OriginState[D]:
+    def read(
+        self,
+        origin: str,
+        entry: Entry,
+        body: bytes | None,
+        previous: OriginState[D] | None,
+        now: float,
+    ) -> OriginState[D]:
+        """Install the state of ``entry`` with ``body`` (its good copy's, if any), read."""
+        document = self.parse(entry, body, previous)
+        content: str | None
+        if previous is not None and document is previous.document:
+            content = previous.content
+        else:
+            content = content_id(body) if document is not None else None
+        return self.install(origin, entry, document, now, content)
+
+    def install(
+        self,
+        origin: str,
+        entry: Entry,
+        document: D | None,
+        now: float,
+        content: str | None = None,
+    ) -> OriginState[D]:
         """Put the origin's state in (evicting the least recently used)."""
         decision = serving(entry, now, self._limits)
         delay = None
         if self._crawl_delay is not None and document is not None and decision.kind == "rules":
             delay = self._crawl_delay(document)
-        state = OriginState(origin, entry, document, decision, delay)
+        state = OriginState(origin, entry, document, decision, delay, content)
         self._states.put(origin, state)
         return state
+
+
+def content_id(body: bytes | None) -> str:
+    """A short hash naming a copy's bytes (in admission tokens): 16 hex digits of BLAKE2b."""
+    return hashlib.blake2b(body or b"", digest_size=8).hexdigest()
 
 
 class OriginKeys:

@@ -131,7 +131,10 @@ _STATS_TAKE_SPIDER = (
 def count_response(crawler: Any, request: Request, response: Response) -> None:
     """Count ``response`` as Scrapy's DownloaderStats counts each one (``downloader/
     response_count``, ``response_status_count/<status>``, ``response_bytes``), where that
-    middleware is enabled: for an answer taken out of the chain before it reaches it."""
+    middleware is enabled: for an answer taken out of the chain before it reaches it.
+
+    Scrapy 2.11 to 2.13's ``DownloaderStats.process_response`` requires the spider; later
+    versions warn when it is given."""
     counter = downloader_middleware(crawler, DownloaderStats)
     if counter is None:
         return
@@ -168,7 +171,11 @@ def close_spider(engine: Any, spider: Any, reason: str) -> None:
 
 
 def downloader_slot(engine: Any, request: Request) -> Any:
-    """The downloader slot ``request`` goes through, or None if it has none yet."""
+    """The downloader slot ``request`` goes through, or None if it has none yet.
+
+    Every version keeps slots in ``Downloader.slots`` by key; Scrapy >= 2.12 computes the key
+    with the public ``get_slot_key(request)``, Scrapy 2.11 with the private
+    ``_get_slot_key(request, spider)``."""
     downloader = engine.downloader
     getter = getattr(downloader, "get_slot_key", None)
     if getter is not None:  # Scrapy >= 2.12: public, takes the request only
@@ -332,7 +339,9 @@ def scrape_failure(engine: Any, request: Request, failure: Failure) -> Any:
     """Hand ``failure`` of ``request`` to Scrapy's scraper, as the engine hands it a download
     error: the errback runs, its output is processed (items to the pipelines, requests to the
     engine), and an errback that raises gives ``spider_error``. The scraper counts it as
-    being processed until then, so the crawl does not close meanwhile."""
+    being processed until then, so the crawl does not close meanwhile.
+
+    Every version has ``Scraper.enqueue_scrape``; Scrapy 2.11 and 2.12 need the spider too."""
     if _ENQUEUE_NEEDS_SPIDER:
         return engine.scraper.enqueue_scrape(failure, request, engine.spider)
     return engine.scraper.enqueue_scrape(failure, request)

@@ -62,6 +62,7 @@ if TYPE_CHECKING:
 
     from scrapy_rep.core.clock import Clock
     from scrapy_rep.core.robots_file import RobotsTxt
+    from scrapy_rep.crawl._admission import Admission
     from scrapy_rep.crawl._cache import OriginState
     from scrapy_rep.crawl._drops import Drops
     from scrapy_rep.crawl._events import Events
@@ -105,8 +106,10 @@ class Holds:
         on_close: Callable[[], None] = lambda: None,
         held: HeldRequests | None = None,
         pauses: Pauses | None = None,
+        admission: Admission | None = None,
     ) -> None:
-        """``crawl`` sends a request to the scheduler (``engine.crawl``); ``closing`` says
+        """``admission`` says what a released request still waits for; ``crawl`` sends a
+        request to the scheduler (``engine.crawl``); ``closing`` says
         whether the crawl is asked to close; ``wake`` tells the engine that nothing waits any
         more (it may close now rather than at its next idle check); ``on_close`` closes what
         else waits for the crawl (called once, when everything here was let go)."""
@@ -115,6 +118,7 @@ class Holds:
         self._drops = drops
         self._resolver = resolver
         self._pauses = pauses
+        self._admission = admission
         self._timeout = hold_timeout
         self._crawl = crawl
         self._closing = closing
@@ -122,6 +126,9 @@ class Holds:
         self._on_close = on_close
         # Per (origin, what): the Deferred of the interest registered for it.
         self._interest: dict[tuple[str, str], Deferred[Any]] = {}
+        # Per origin, the states its held requests were released by (robots.txt's, a usage
+        # document's), by name: each release puts them back in their caches first.
+        self._known_states: dict[str, dict[str, tuple[Any, OriginState[Any]]]] = {}
         # Memory until the spider opens and ``open`` gives the crawl's own place.
         self._held: HeldRequests = held if held is not None else MemoryHeld()
         # Per origin: when each of its held requests was held (oldest first) and what it waits
@@ -199,16 +206,27 @@ class Holds:
         self._interested(origin, awaited, request)
         self._start_tick()
 
-    def wait(self, origin: str, request: Request | None = None) -> Deferred[OriginState[RobotsTxt]]:
-        """A Deferred fired with the origin's state once it serves (or failed)."""
+    def wait(
+        self, origin: str, request: Request | None = None, *, held: bool = False
+    ) -> Deferred[OriginState[RobotsTxt]]:
+        """A Deferred fired with the origin's state once it serves (or failed). ``held``: the
+        request is one the crawl holds (an origin's first, waiting at the final gate after its
+        robots.txt failed), counted as held and released as those outside the scheduler are."""
         waiter: Deferred[OriginState[RobotsTxt]] = Deferred()
         if self._closed:
             self._fail_at_close(origin, [waiter])
             return waiter
+        if held:
+            self._events.count(HELD)
+            waiter.addCallback(self._count_released)
         self._waiting.setdefault(origin, []).append((waiter, self._clock.seconds()))
         self._interested(origin, self._resolver, request)
         self._start_tick()
         return waiter
+
+    def _count_released(self, state: T) -> T:
+        self._events.count(RELEASED)
+        return state
 
     def _interested(self, origin: str, awaited: Awaited, trigger: Request | None) -> None:
         """Register interest in what ``awaited`` says of ``origin`` (one per origin and
@@ -218,33 +236,37 @@ class Holds:
             return
         found = awaited.wait(origin, trigger)
         self._interest[origin, what] = found
-        found.addCallbacks(self._known, _cancelled, callbackArgs=(origin, what))
+        found.addCallbacks(self._known, _cancelled, callbackArgs=(origin, awaited))
 
-    def _known(self, result: OriginState[Any], origin: str, what: str) -> None:
+    def _known(self, result: Any, origin: str, awaited: Awaited) -> None:
+        what = awaited.name
         if self._interest.get((origin, what)) is None:
             return
         del self._interest[origin, what]
-        state = None
-        if what == self._resolver.name:
+        if awaited is self._resolver:
             # Waiters resume in process_request, which asks nothing of the resolver.
             state = cast("OriginState[RobotsTxt]", result)
             for waiter, _since in self._waiting.pop(origin, []):
                 waiter.callback(state)
+        if result is not None and hasattr(awaited, "reinstate"):
+            self._known_states.setdefault(origin, {})[what] = (awaited, result)
         # Held requests on the next turn: sending them re-enters the gate, which must not
         # run inside the completion of what fired this.
-        self._clock.callLater(0, self._release, origin, state)
+        self._clock.callLater(0, self._release, origin)
 
-    def _release(self, origin: str, state: OriginState[RobotsTxt] | None) -> None:
-        """What ``origin``'s held requests waited for is known: back to the scheduler
-        (through the gate again, which holds them anew if something is still unknown)."""
+    def _release(self, origin: str) -> None:
+        """What ``origin``'s held requests waited for is known: back to the scheduler, each
+        that needs nothing more (the others stay held for what they still need)."""
         if self._closed:
             return
-        if state is not None:
-            # The state that released them serves their pass through the gate, even if the
-            # origin cache evicted it meanwhile (a cache smaller than the origins in flight
-            # would otherwise release and hold them again for ever).
-            self._resolver.reinstate(state)
+        # The states that released them serve their admission, even if the origin caches
+        # evicted them meanwhile (caches smaller than the origins in flight would otherwise
+        # release and hold them again for ever).
+        for awaited, state in self._known_states.get(origin, {}).values():
+            awaited.reinstate(state)
         self._send(origin, released=True)
+        if not self.wanted(origin):
+            self._known_states.pop(origin, None)
 
     def _forget(self, origin: str) -> None:
         """Nothing waits for ``origin`` any more: withdraw the interest registered for it."""
@@ -256,10 +278,12 @@ class Holds:
     def _send(self, origin: str, *, released: bool) -> None:
         """Take ``origin``'s held requests and send them to the scheduler one by one.
 
-        ``released``: its robots.txt answered (counted as released); else they come back from
-        an earlier run or another process and pass the gate again (held again if need be).
+        ``released``: what they waited for is known (counted as released when they go); one
+        that still waits for something else (a usage document after robots.txt, its route's
+        pause) stays held for it, as the one hold it is. Else they come back from an earlier
+        run or another process and pass the gate again (held again if need be).
         """
-        self._since.pop(origin, None)
+        times = self._since.pop(origin, [])
         self._forget(origin)
         released = released or origin in self._unsent
         self._pending.discard(origin)
@@ -267,10 +291,19 @@ class Holds:
         if self._closed:
             return
         sent = 0
-        for request in self._held.take(origin):
+        now = self._clock.seconds()
+        for index, request in enumerate(self._held.take(origin)):
             if not released:
                 # Restored (filed at ``open`` already) or adopted from another process.
                 self._file(request)
+            elif self._admission is not None:
+                awaited = self._admission.awaited(request, origin, now)
+                if awaited is not None:
+                    since = times[index][0] if index < len(times) else now
+                    self._held.add(origin, request)
+                    self._since.setdefault(origin, []).append((since, awaited.name))
+                    self._interested(origin, awaited, request)
+                    continue
             try:
                 self._crawl(request)
             except Exception as exc:

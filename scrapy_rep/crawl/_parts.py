@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scrapy_rep.core.tdmrep import TDMREP
+from scrapy_rep.crawl._admission import Admission, Judge, UsageSource, needed_sources
 from scrapy_rep.crawl._cache import ROBOTS, DocumentKind, OriginCache, usage_kind
 from scrapy_rep.crawl._drops import Drops
 from scrapy_rep.crawl._holds import Holds
@@ -26,20 +27,12 @@ if TYPE_CHECKING:
     from scrapy_rep.core.clock import Clock
     from scrapy_rep.core.robots_file import RobotsTxt
     from scrapy_rep.core.sources import UsageDocument
-    from scrapy_rep.crawl._events import Events
+    from scrapy_rep.crawl._events import Events, Why
     from scrapy_rep.crawl._settings import MiddlewareSettings
     from scrapy_rep.storage.held import HeldRequests
     from scrapy_rep.storage.results import RobotsStore
 
-__all__ = ["Parts", "UsageResolver", "build_parts"]
-
-
-@dataclass(frozen=True)
-class UsageResolver:
-    """A usage document and the resolver of its copies per origin."""
-
-    document: UsageDocument
-    resolver: Resolver[Any]
+__all__ = ["Parts", "build_parts"]
 
 
 @dataclass(frozen=True)
@@ -48,9 +41,11 @@ class Parts:
     resolver: Resolver[RobotsTxt]
     holds: Holds
     #: The usage documents a crawl may need (REP_USAGE_SOURCES), in their order.
-    documents: tuple[UsageResolver, ...]
+    documents: tuple[UsageSource, ...]
     #: Origins whose pages said "slow down" (SPEC H).
     pauses: Pauses
+    #: The one answer to "may this request go now?".
+    admission: Admission
 
     def close(self) -> None:
         """No more fetches (the crawl closes)."""
@@ -81,7 +76,9 @@ def build_parts(
     documents: Sequence[UsageDocument] = (TDMREP,),
     shared: bool = False,
     probe_timeout: float = 60.0,
-    evict: Callable[[str], None] = lambda origin: None,
+    judge: Judge | None = None,
+    apply_delay: Callable[[Request, float], None] = lambda request, delay: None,
+    labels: Sequence[str] = (),
 ) -> Parts:
     """The parts, wired: the resolvers are the services the others use (holds wait on them),
     and tell only ``announce`` (robots.txt) or the events (a usage document) of a new state.
@@ -89,8 +86,9 @@ def build_parts(
     until ``holds.open`` gives the crawl's own place (memory by default). ``drops``: the drop
     path (by default one that delivers no errback: nothing to deliver to without a crawl).
     ``shared``: the store is a fleet's or a job's (pauses are read back and followed);
-    ``probe_timeout``: how long a pause's probe may take; ``evict``: what sends a paused
-    origin's requests back from its download slot."""
+    ``probe_timeout``: how long a pause's probe may take; ``judge``: the verdicts the admission asks
+    (by default none refuses), ``apply_delay`` puts a Crawl-delay on a slot, ``labels``: the
+    declared purpose's (the usage documents it needs are waited for)."""
 
     def resolver(cache: OriginCache[Any], announced: Announce | None) -> Any:
         return Resolver(
@@ -110,7 +108,7 @@ def build_parts(
     cache = OriginCache(ROBOTS, config.limits, size, crawl_delay)
     robots: Resolver[RobotsTxt] = resolver(cache, announce)
     used = tuple(
-        UsageResolver(
+        UsageSource(
             document,
             resolver(
                 OriginCache(usage_kind(document), config.limits, size),
@@ -131,7 +129,14 @@ def build_parts(
         owner=owner,
         shared=shared,
         poll_interval=config.lease_poll_interval,
-        evict=evict,
+    )
+    admission = Admission(
+        resolver=robots,
+        needed=needed_sources(used, labels),
+        pauses=pauses,
+        judge=judge if judge is not None else _LENIENT,
+        apply_delay=apply_delay,
+        events=events,
     )
     holds = Holds(
         clock=clock,
@@ -145,8 +150,9 @@ def build_parts(
         on_close=lambda: parts.close(),
         held=held,
         pauses=pauses,
+        admission=admission,
     )
-    parts = Parts(cache, robots, holds, used, pauses)
+    parts = Parts(cache, robots, holds, used, pauses, admission)
     return parts
 
 
@@ -155,3 +161,18 @@ def _announcer(events: Events, document: UsageDocument) -> Announce:
         events.document_resolved(document, state)
 
     return announce
+
+
+class _Lenient:
+    """A judge that refuses nothing (parts built without the crawl's verdicts)."""
+
+    def refusal(self, state: Any, request: Request) -> Why | None:
+        return None
+
+    def usage_refusal(
+        self, state: Any, request: Request, known: Any, *, certain: bool = False
+    ) -> Why | None:
+        return None
+
+
+_LENIENT = _Lenient()

@@ -120,7 +120,8 @@ class Pauses:
         self._probe_timeout = probe_timeout
         self._owner = owner
         self._shared = shared
-        self._evict = evict
+        #: Sends back the requests of a route that pauses waiting in the download slots.
+        self.evict = evict
         #: Paused routes (``route``): the gates' fast path reads this dict.
         self.paused: dict[str, _Pause] = {}
         #: Per origin, its paused routes (``given_up`` and ``why`` are asked by origin).
@@ -160,6 +161,15 @@ class Pauses:
                 waiter.cancel()
 
     # -- the gates ---------------------------------------------------------------------------
+
+    def quiet(self, request: Request) -> bool:
+        """Nothing to learn from an answer to ``request`` that is not a "slow down": no route
+        struggling (SPEC H1), and it is no probe."""
+        return not self.struggles and PROBE_META not in request.meta
+
+    def not_probed(self, request: Request) -> None:
+        """``request``'s answer said nothing of the site (a proxy's own): it probed nothing."""
+        request.meta.pop(PROBE_META, None)
 
     def check(self, key: str, now: float) -> str | None:
         """May a request by route ``key`` go now? None: yes; ``PROBE``: yes, as the one probe
@@ -289,7 +299,7 @@ class Pauses:
         if pause is None:
             pause = self._add(key, _Pause(now + seconds, failures, reason, since=now))
             self._events.count(PAUSED)
-            self._evict(key)
+            self.evict(key)
         else:
             self._events.count(PAUSE_EXTENDED)
             pause.until, pause.failures, pause.reason = now + seconds, failures, reason
@@ -392,7 +402,7 @@ class Pauses:
             if pause is None:
                 pause = self._add(origin, _Pause(until, found.failures, found.reason, now))
                 self._events.paused_elsewhere(origin, found.remaining, found.reason)
-                self._evict(origin)
+                self.evict(origin)
                 self._schedule(origin, found.remaining)
             elif found.failures > pause.failures or until > pause.until + 0.05:
                 pause.until, pause.failures, pause.reason = until, found.failures, found.reason

@@ -422,7 +422,7 @@ class Resolver(Generic[D]):
             renewal.stop()
             yield self._release_lease(origin)
         previous = self._cache.peek(origin)
-        state = self._cache.install(origin, new, self._cache.parse(new, body, previous), now)
+        state = self._cache.read(origin, new, body, previous, now)
         self._announced(state, previous, now, False)
         return state
 
@@ -464,7 +464,7 @@ class Resolver(Generic[D]):
     ) -> OriginState[D]:
         previous = self._cache.peek(origin)
         body = stored.body if stored is not None else None
-        state = self._cache.install(origin, entry, self._cache.parse(entry, body, previous), now)
+        state = self._cache.read(origin, entry, body, previous, now)
         if previous is None or previous.entry.fetched_at != entry.fetched_at:
             self._announced(state, previous, now, True)
         return state

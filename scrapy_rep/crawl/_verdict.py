@@ -73,16 +73,42 @@ class Verdicts:
             fingerprinter.fingerprint if fingerprinter is not None else _scrapy_fingerprint
         )
 
-    def at_gate(self, state: OriginState[RobotsTxt], request: Request, known: Known = ()) -> None:
-        """Raise ``IgnoreRequest`` if ``state``'s rules disallow ``request``, or its usage
-        preferences refuse the declared purpose (``known``: the usage documents the purpose
-        needs) — before scheduling."""
-        if state.serving.kind != "rules" or self._allowed(state, request):
-            if state.crawl_delay == SKIP:
-                self._refuse(request, self._too_slow(state), "before_schedule")
-            self._check_usage(state, request, known, "before_schedule")
-            return
-        self._refuse(request, self._disallowed(state, request), "before_schedule")
+    def refusal(self, state: OriginState[RobotsTxt], request: Request) -> Why | None:
+        """Why ``state``'s robots.txt drops ``request`` whatever else is known (Disallow, a
+        Crawl-delay skipped), or None."""
+        if state.serving.kind == "rules" and not self._allowed(state, request):
+            return self._disallowed(state, request)
+        if state.crawl_delay == SKIP:
+            return self._too_slow(state)
+        return None
+
+    def usage_refusal(
+        self,
+        state: OriginState[RobotsTxt],
+        request: Request,
+        known: Known,
+        *,
+        certain: bool = False,
+    ) -> Why | None:
+        """Why the usage preferences known of ``request``'s URL refuse the declared purpose,
+        or None. ``certain``: only statements no other source can override (those combined
+        most restrictively, SPEC G1: a refusal among them stands whatever a pending document
+        says)."""
+        if not self.purpose.declared:
+            return None
+        statements = self.statements(state, request, known)
+        if certain:
+            statements = [statement for statement in statements if statement.family is None]
+        refusal = self.purpose.refusal(usage_of(statements))
+        if refusal is None:
+            return None
+        return Why(
+            "usage",
+            f"Content may not be used for {refusal.label}",
+            state.origin,
+            rule=str(refusal),
+            label=refusal.label,
+        )
 
     def scheduled_unresolved(self, request: Request) -> None:
         """``request`` goes on to the scheduler before its origin is known (its first): the
@@ -90,23 +116,6 @@ class Verdicts:
         duplicate, as under Scrapy's middleware."""
         if not request.dont_filter:
             self._reported.add(self._fingerprint(request))
-
-    def crawlable(self, state: OriginState[RobotsTxt], request: Request) -> bool:
-        """Do ``state``'s rules let ``request`` be fetched (usage aside)?"""
-        return state.serving.kind != "rules" or self._allowed(state, request)
-
-    def at_download(
-        self, state: OriginState[RobotsTxt], request: Request, known: Known = ()
-    ) -> None:
-        """Raise ``IgnoreRequest`` if ``state``'s rules disallow ``request``; else apply the
-        origin's Crawl-delay (the final gate, just before download)."""
-        if state.serving.kind == "rules" and not self._allowed(state, request):
-            self._refuse(request, self._disallowed(state, request), "before_download")
-        if state.crawl_delay == SKIP:
-            self._refuse(request, self._too_slow(state), "before_download")
-        if state.crawl_delay is not None:
-            self.apply_crawl_delay(request, state.crawl_delay)
-        self._check_usage(state, request, known, "before_download")
 
     def statements(
         self, state: OriginState[RobotsTxt] | None, request: Request, known: Known
@@ -124,24 +133,7 @@ class Verdicts:
         (the gate's answer, SPEC G2): none for a URL robots.txt disallows."""
         return usage_of(self.statements(state, request, known))
 
-    def _check_usage(
-        self, state: OriginState[RobotsTxt], request: Request, known: Known, where: Where
-    ) -> None:
-        if not self.purpose.declared:
-            return
-        refusal = self.purpose.refusal(self.usage(state, request, known))
-        if refusal is None:
-            return
-        why = Why(
-            "usage",
-            f"Content may not be used for {refusal.label}",
-            state.origin,
-            rule=str(refusal),
-            label=refusal.label,
-        )
-        self._refuse(request, why, where)
-
-    def _refuse(self, request: Request, why: Why, where: Where) -> NoReturn:
+    def refuse(self, request: Request, why: Why, where: Where) -> NoReturn:
         """Drop ``request`` (raise). Before scheduling, like the dupefilter this gate runs
         before: a request refused before is not counted, logged or told again, unless it would
         pass the dupefilter (dont_filter). Before download, the dupefilter saw it: a copy held

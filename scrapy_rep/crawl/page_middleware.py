@@ -46,7 +46,7 @@ from scrapy_rep.core.origin import origin_from_parts
 from scrapy_rep.core.pagerules import PageRules, page_rules
 from scrapy_rep.core.pageusage import page_statements
 from scrapy_rep.core.purpose import Refusal
-from scrapy_rep.core.sources import Statement, usage_of
+from scrapy_rep.core.sources import Statement, known_statements, usage_of
 from scrapy_rep.core.stats import (
     PAGE_ITEMS_MARKED,
     PAGE_ITEMS_USAGE_MARKED,
@@ -55,6 +55,7 @@ from scrapy_rep.core.stats import (
     PAGE_USAGE_REFUSED,
 )
 from scrapy_rep.core.usage import UsagePrefs
+from scrapy_rep.crawl._admission import judged
 from scrapy_rep.crawl._events import PageEvents
 from scrapy_rep.crawl._running import running_middleware
 from scrapy_rep.crawl._settings import (
@@ -63,6 +64,7 @@ from scrapy_rep.crawl._settings import (
     warn_unknown_settings,
 )
 from scrapy_rep.crawl._tokens import settings_tokens
+from scrapy_rep.crawl._verdict import served, served_documents
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -153,12 +155,16 @@ class PageRobotsMiddleware:
     def _usage_of(
         self, response: Response, html: _Html, rules: PageRules, tokens: Sequence[str]
     ) -> UsagePrefs:
-        """SPEC G3: the page's own statements with those the gate knew (SPEC G1)."""
+        """SPEC G3: the page's own statements with those the gate knew (SPEC G1): of the
+        documents the request was let go with (its admission token's, whatever the LRU
+        evicted since; none for a request it did not judge)."""
         request = response.request
         known: list[Statement] = []
-        middleware = self._robots_middleware()
-        if middleware is not None and request is not None:
-            known = middleware.usage_statements(request)
+        decided = judged(request) if request is not None else None
+        if request is not None and decided is not None:
+            state, documents = decided
+            robots, used = served(state), served_documents(documents)
+            known = known_statements(robots, request.url, tokens, used)
         own = _statements_from(response, html, rules, tokens)
         return usage_of([*known, *own])
 

@@ -1,0 +1,329 @@
+"""``Admission``: the one answer to "may this request go now?" — go, wait (for what) or drop (why).
+
+Every place scrapy-rep looks at a request asks here and does what it answers: the gate (before
+the scheduler), a held request being released, the final gate (before download: also
+``engine.download`` callers and requests another process or an earlier run allowed) and the
+guard's last look. No per-origin condition is tested anywhere else. The order:
+
+1. robots.txt unknown or unreachable: wait for it (SPEC B2) — nothing is known before it. At
+   the gate an unknown origin's first request may go on unresolved (``FIRST``) and wait at the
+   final gate, so that it goes the moment robots.txt is known.
+2. Certain drops (Disallow, a Crawl-delay above REP_CRAWL_DELAY_MAX to skip), before any wait.
+3. With a declared purpose (SPEC G2): a refusal by a statement that no pending source can
+   override drops now; else each needed usage document not known yet is waited for, then a
+   refusal drops.
+4. The route's pause (SPEC H), last: a request that will be dropped is never held for it.
+5. Go; before download, with the origin's Crawl-delay on its download slot.
+
+What the gate decided travels with the request as its token (``ADMITTED``, through the
+scheduler, JOBDIR and Redis): the combined generation of the states it was judged by and their
+content ids. While those states are current the final gate needs one comparison.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from scrapy.utils.httpobj import urlparse_cached
+
+from scrapy_rep.core.sources import needed_documents
+from scrapy_rep.core.stats import RESCHEDULED
+from scrapy_rep.crawl._cache import OriginKeys
+from scrapy_rep.crawl._holds import SEEN_META
+from scrapy_rep.crawl._pauses import DONT_PAUSE_META, PROBE_META, route
+
+if TYPE_CHECKING:
+    from scrapy.http import Request
+
+    from scrapy_rep.core.robots_file import RobotsTxt
+    from scrapy_rep.core.sources import UsageDocument
+    from scrapy_rep.crawl._cache import OriginState
+    from scrapy_rep.crawl._events import Events, Why
+    from scrapy_rep.crawl._holds import Awaited
+    from scrapy_rep.crawl._pauses import Pauses
+    from scrapy_rep.crawl._resolver import Resolver
+    from scrapy_rep.crawl._verdict import Known
+
+__all__ = [
+    "ADMITTED",
+    "FIRST",
+    "GO",
+    "Admission",
+    "Drop",
+    "Token",
+    "UsageSource",
+    "Wait",
+    "needed_sources",
+]
+
+#: Meta key of a request's admission token (see the module docstring).
+ADMITTED = "_rep_admitted"
+
+#: Where a request is looked at: before the scheduler, released from a hold, before download.
+Point = Literal["gate", "release", "download"]
+
+
+class Token(str):
+    """An admission token: ``<generation>:<content id>[,<content id>…]`` (hex generation, then
+    robots.txt's content id and each needed usage document's). In this process it also holds
+    the states it names (``judged``: what the page level reads, whatever the LRU evicted
+    since); pickled (JOBDIR, Redis), it is the plain string."""
+
+    judged: tuple[OriginState[RobotsTxt], Known]
+
+    def __reduce__(self) -> tuple[type[str], tuple[str]]:
+        return str, (str(self),)
+
+
+class _Go:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "GO"
+
+
+class _First:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "FIRST"
+
+
+#: Go now.
+GO = _Go()
+#: An unknown origin's first request: on to the scheduler unresolved (the gate only).
+FIRST = _First()
+#: The token of a request let through as its origin's first (never a ``Token``).
+_FIRST_TOKEN = "first"
+
+
+@dataclass(frozen=True)
+class Wait:
+    """Wait until ``awaited`` (robots.txt's resolver, a usage document's, the pauses) says."""
+
+    awaited: Awaited
+
+
+@dataclass(frozen=True)
+class Drop:
+    why: Why
+
+
+Decision = _Go | _First | Wait | Drop
+
+
+@dataclass(frozen=True)
+class UsageSource:
+    """A usage document and the resolver of its copies per origin."""
+
+    document: UsageDocument
+    resolver: Resolver[Any]
+
+
+def needed_sources(
+    sources: Sequence[UsageSource], labels: Sequence[str]
+) -> tuple[UsageSource, ...]:
+    """The usage documents a crawl declaring ``labels`` waits for (SPEC G2)."""
+    wanted = needed_documents([source.document for source in sources], labels)
+    return tuple(source for source in sources if source.document in wanted)
+
+
+class Judge(Protocol):
+    """What the decision asks of the verdicts (``_verdict.Verdicts``)."""
+
+    def refusal(self, state: OriginState[RobotsTxt], request: Request) -> Why | None: ...
+
+    def usage_refusal(
+        self,
+        state: OriginState[RobotsTxt],
+        request: Request,
+        known: Known,
+        *,
+        certain: bool = False,
+    ) -> Why | None: ...
+
+
+class Admission:
+    def __init__(
+        self,
+        *,
+        resolver: Resolver[RobotsTxt],
+        needed: tuple[UsageSource, ...],
+        pauses: Pauses,
+        judge: Judge,
+        apply_delay: Callable[[Request, float], None],
+        events: Events,
+    ) -> None:
+        """``needed``: the usage documents the declared purpose needs; ``apply_delay``: put a
+        Crawl-delay on a request's download slot."""
+        self._keys = OriginKeys()
+        self._events = events
+        self._resolver = resolver
+        self._needed = needed
+        self._pauses = pauses
+        self._paused = pauses.paused
+        self._judge = judge
+        self._apply_delay = apply_delay
+        # One of each, made once: waiting allocates nothing.
+        self._wait_robots = Wait(resolver)
+        self._wait_pause = Wait(pauses)
+        self._wait_document = {source.resolver: Wait(source.resolver) for source in needed}
+        #: An unknown origin's first request may go on unresolved (not where held requests are
+        #: durable: there every one is held, so that a crash loses none).
+        self.first_through = False
+
+    def decide(self, request: Request, origin: str, now: float, at: Point) -> Decision:
+        """The answer for ``request`` (of ``origin``) at ``at``, in the order of the module
+        docstring. On go, the request carries its token; before download, its slot has the
+        origin's Crawl-delay."""
+        meta = request.meta
+        state = self._resolver.state(origin, now, request)
+        if state is None or state.serving.kind == "hold":
+            if (
+                state is None
+                and at == "gate"
+                and self.first_through
+                and route(origin, request) not in self._paused
+                and self._resolver.claim(origin, now)
+            ):
+                meta[ADMITTED] = _FIRST_TOKEN
+                return FIRST
+            return self._wait_robots
+        known: Known = ()
+        if self._needed:
+            found: list[tuple[UsageDocument, OriginState[Any]]] = []
+            for source in self._needed:
+                document = source.resolver.state(origin, now, request)
+                if document is None:
+                    return self._undecided(state, request, found, source.resolver)
+                found.append((source.document, document))
+            known = found
+        token = self.token(state, known)
+        if meta.get(ADMITTED) != token:
+            why = self._judge.refusal(state, request) or self._judge.usage_refusal(
+                state, request, known
+            )
+            if why is not None:
+                return Drop(why)
+        if self._paused and self.paused(origin, request, now):
+            return self._wait_pause
+        meta[ADMITTED] = token
+        if at == "download" and state.crawl_delay is not None:
+            self._apply_delay(request, state.crawl_delay)
+        return GO
+
+    def _undecided(
+        self,
+        state: OriginState[RobotsTxt],
+        request: Request,
+        known: Known,
+        missing: Resolver[Any],
+    ) -> Decision:
+        """A needed document is not known yet: drop now if that is certain, else wait for it."""
+        why = self._judge.refusal(state, request) or self._judge.usage_refusal(
+            state, request, known, certain=True
+        )
+        return Drop(why) if why is not None else self._wait_document[missing]
+
+    def copy_of(
+        self, request: Request, origin: str, now: float
+    ) -> OriginState[RobotsTxt] | Wait | Drop:
+        """For a spider's own request for ``origin``'s robots.txt, answered from the crawl's
+        copy (no pause or usage document matters: the site is not asked): the state to answer
+        from, with the origin's Crawl-delay on the request's slot should it go to the server
+        (no copy to give); a wait for robots.txt; or a drop, as for any request."""
+        state = self._resolver.state(origin, now, request)
+        if state is None or state.serving.kind == "hold":
+            return self._wait_robots
+        why = self._judge.refusal(state, request) or self._judge.usage_refusal(state, request, ())
+        if why is not None:
+            return Drop(why)
+        if state.crawl_delay is not None:
+            self._apply_delay(request, state.crawl_delay)
+        return state
+
+    def kept(self, origin: str) -> dict[Resolver[Any], OriginState[Any]]:
+        """The states of ``origin`` known here now (robots.txt's, the needed documents'), by
+        resolver: to ``restore`` before deciding again after a wait."""
+        kept: dict[Resolver[Any], OriginState[Any]] = {}
+        for resolver in (self._resolver, *self._wait_document):
+            state = resolver.peek(origin)
+            if state is not None:
+                kept[resolver] = state
+        return kept
+
+    def restore(self, kept: dict[Resolver[Any], OriginState[Any]]) -> None:
+        """Put ``kept`` states back in their caches where evicted (nothing newer came)."""
+        for resolver, state in kept.items():
+            resolver.reinstate(state)
+
+    def paused(self, origin: str, request: Request, now: float) -> bool:
+        """Is ``request``'s route to ``origin`` paused, and it is not the one probe (which
+        this marks ``PROBE_META``)? A request marked ``rep_dont_pause`` never is (SPEC H4)."""
+        meta = request.meta
+        if meta.get(DONT_PAUSE_META) or PROBE_META in meta:
+            return False
+        key = route(origin, request)
+        return key in self._paused and not self._pauses.admit(key, request, now)
+
+    def origin(self, request: Request) -> str | None:
+        """``request``'s origin (SPEC B1), or None: robots.txt does not apply to its URL."""
+        return self._keys.origin(urlparse_cached(request))
+
+    def leaving(self, request: Request, now: float) -> bool:
+        """The last look before the download slot: must ``request``, admitted before, go back
+        (its route paused since)? Only the pause can have changed by then."""
+        if not self._paused or ADMITTED not in request.meta:
+            return False
+        origin = self.origin(request)
+        return origin is not None and self.paused(origin, request, now)
+
+    def send_back(self, request: Request) -> Request:
+        """``request`` on its way back to the scheduler, to be admitted again (held, if it
+        must wait). The dupefilter saw it once already (if it passed the gate to the scheduler
+        and was not ``dont_filter``): marked so, a run that restores it files it with the
+        dupefilter again (``Holds.open``)."""
+        meta = request.meta
+        if not request.dont_filter and ADMITTED in meta:
+            meta[SEEN_META] = True
+        request.dont_filter = True
+        meta.pop(ADMITTED, None)
+        meta.pop(PROBE_META, None)
+        self._events.count(RESCHEDULED)
+        return request
+
+    def token(self, state: OriginState[RobotsTxt], known: Known) -> Token:
+        """The token of ``state`` with the usage documents ``known``: made once per
+        combination (kept on robots.txt's state), so that comparing is all a current one
+        costs."""
+        generation = state.generation
+        for _, document in known:
+            if document.generation > generation:
+                generation = document.generation
+        kept = state.admitted
+        if kept is not None and kept[0] == generation:
+            token: Token = kept[1]
+            return token
+        contents = ",".join([state.content, *(document.content for _, document in known)])
+        token = Token(f"{generation:x}:{contents}")
+        token.judged = (state, tuple(known))
+        state.admitted = (generation, token)
+        return token
+
+    def first(self, request: Request) -> bool:
+        """Was ``request`` let through as its origin's first (``FIRST``)?"""
+        return request.meta.get(ADMITTED) == _FIRST_TOKEN
+
+    def awaited(self, request: Request, origin: str, now: float) -> Awaited | None:
+        """For a held request being released: what it still waits for, or None (send it on:
+        it goes, or the gate drops it)."""
+        decision = self.decide(request, origin, now, "release")
+        return decision.awaited if isinstance(decision, Wait) else None
+
+
+def judged(request: Request) -> tuple[OriginState[RobotsTxt], Known] | None:
+    """The states ``request`` was let go with in this process (its token's), or None."""
+    token = request.meta.get(ADMITTED)
+    return token.judged if isinstance(token, Token) else None

@@ -1,0 +1,143 @@
+"""``PageAnswers``: pausing on what pages answer (SPEC H), for ``RobotsTxtGuard``.
+
+A page's answer is looked at twice: as the downloader has it (``response_downloaded``, before its
+slot sends the next request: ``downloaded``), where it may pause its route (``Pauses.answered``),
+and before RetryMiddleware and the HTTP cache see it (``page_answered``, called by the guard),
+where the request that got a "slow down" goes back to the gate, to be sent again after the
+pause. A page leaving for its slot gets one last look (``page_leaving``: the admission's), a
+probe that got no answer keeps its route paused (``page_failed``), and a route that pauses sends
+back the requests waiting in its download slot (``evict``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+from weakref import WeakSet
+
+from scrapy_rep.core.policy import parse_retry_after
+from scrapy_rep.core.proxy import proxy_failure
+from scrapy_rep.core.stats import PAUSE_PASSED, PAUSE_RESENT
+from scrapy_rep.crawl._fetch import describe_failure, header_values
+from scrapy_rep.crawl._pauses import DONT_PAUSE_META, route
+from scrapy_rep.crawl.guard_middleware import ROBOTS_META
+
+if TYPE_CHECKING:
+    from scrapy.http import Request, Response
+
+    from scrapy_rep.core.clock import Clock
+    from scrapy_rep.crawl._admission import Admission
+    from scrapy_rep.crawl._events import Events
+    from scrapy_rep.crawl._pauses import Pauses
+
+__all__ = ["PageAnswers"]
+
+
+class PageAnswers:
+    def __init__(
+        self,
+        *,
+        admission: Admission,
+        pauses: Pauses,
+        events: Events,
+        clock: Clock,
+        count_response: Callable[[Request, Response], None],
+        take_queued: Callable[[Callable[[Request], bool]], list[tuple[Request, Any]]],
+    ) -> None:
+        """``count_response``: count an answer as Scrapy's DownloaderStats would (one taken out
+        of the chain before it); ``take_queued``: take requests out of the download slots."""
+        self._admission = admission
+        self._pauses = pauses
+        self._events = events
+        self._clock = clock
+        self._count_response = count_response
+        self._take_queued = take_queued
+        # Requests whose answer paused their route: sent again after the pause. A hand-off
+        # inside this process, from ``downloaded`` to ``page_answered``.
+        self._resend: WeakSet[Request] = WeakSet()
+
+    def downloaded(self, response: Response, request: Request, spider: object = None) -> None:
+        """A page's answer, as the downloader has it (``response_downloaded``): does it pause
+        its route (SPEC H1)? A cached copy never comes here (SPEC H4)."""
+        try:
+            self._answer(response, request)
+        except Exception as exc:
+            # A site's answer must never break the crawl's handling of it: once in the log.
+            self._events.contained("a page's answer", exc)
+
+    def _answer(self, response: Response, request: Request) -> None:
+        meta = request.meta
+        status = response.status
+        # The hot path: an answer, and nothing struggling or probing to tell of it.
+        if status < 500 and status != 429 and self._pauses.quiet(request):
+            return
+        if meta.get(ROBOTS_META) or meta.get("dont_obey_robotstxt") or meta.get(DONT_PAUSE_META):
+            return
+        origin = self._admission.origin(request)
+        if origin is None:
+            return
+        if proxy_failure(status, header_values(response, b"Proxy-Status")) is not None:
+            # The proxy's (or API's) own 429/503 says nothing of the site (SPEC H4).
+            self._pauses.not_probed(request)
+            return
+        # An HTTP-date Retry-After is read against the wall clock, at once (into a delay).
+        retry_after = parse_retry_after(header_values(response, b"Retry-After"), time.time())
+        if self._pauses.answered(route(origin, request), request, status, retry_after):
+            self._resend.add(request)
+
+    def page_leaving(self, request: Request) -> Request | None:
+        """The last look at a page before its download slot (RobotsTxtGuard, after every other
+        middleware): back to the gate if the admission says so (None: let it go)."""
+        if not self._admission.leaving(request, self._clock.seconds()):
+            return None
+        return self._admission.send_back(request)
+
+    def page_answered(self, request: Request, response: Response) -> Response | Request:
+        """A page's answer, before RetryMiddleware and the HTTP cache see it (RobotsTxtGuard):
+        the answer, or ``request`` to be sent again after its route's pause (SPEC H3)."""
+        if request not in self._resend:
+            return response
+        self._resend.discard(request)
+        if request.meta.get("dont_retry") or _handles(request, response.status):
+            # The spider asked for this status: it gets it; the route pauses for the others.
+            self._events.count(PAUSE_PASSED)
+            return response
+        self._events.count(f"{PAUSE_RESENT}/{response.status}")
+        # Taken out before DownloaderStats (850) sees it: counted as it would count it.
+        self._count_response(request, response)
+        return self._admission.send_back(request)
+
+    def page_failed(self, request: Request, error: Exception) -> Request | None:
+        """A page's download failed: a probe that got no answer keeps its route paused (and
+        is sent again after the pause); anything else is left to Scrapy."""
+        origin = self._admission.origin(request)
+        if origin is None or not self._pauses.probe_failed(
+            route(origin, request), request, describe_failure(error)
+        ):
+            return None
+        self._events.count(f"{PAUSE_RESENT}/{type(error).__name__}")
+        return self._admission.send_back(request)
+
+    def evict(self, key: str) -> None:
+        """Route ``key`` pauses: its requests waiting in a download slot go back to the gate
+        (held there) instead of going out during the pause."""
+
+        def mine(queued: Request) -> bool:
+            if queued.meta.get("dont_obey_robotstxt") or queued.meta.get(DONT_PAUSE_META):
+                return False
+            origin = self._admission.origin(queued)
+            return origin is not None and route(origin, queued) == key
+
+        for queued, deferred in self._take_queued(mine):
+            self._events.count(f"{PAUSE_RESENT}/queued")
+            # Fired on the next turn: not inside the answer being handled now.
+            self._clock.callLater(0, deferred.callback, self._admission.send_back(queued))
+
+
+def _handles(request: Request, status: int) -> bool:
+    """Did the spider ask to handle ``status`` itself (Scrapy's HttpErrorMiddleware keys)?"""
+    meta = request.meta
+    if meta.get("handle_httpstatus_all"):
+        return True
+    return status in (meta.get("handle_httpstatus_list") or ())

@@ -1,0 +1,123 @@
+"""Where things may be read: the admission's inputs only in the decision module, Scrapy's
+internals only in ``_compat``.
+
+The decision (``crawl/_admission.py``) is the one place that tests a per-origin condition: a
+robots.txt state's serving kind, the pause table, the probe mark and a resolver's ``state()``
+are read there and by their owners (``_cache``, ``_resolver``, ``_pauses``), by the judge the
+decision asks (``_verdict``) and by the log's words (``_events``), nowhere else. Every private
+Scrapy name (and every internal one without an underscore) is reached through ``_compat``, each
+function of which says the Scrapy releases its branches are for.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+import scrapy
+
+import scrapy_rep
+from scrapy_rep.crawl import _compat
+
+PACKAGE = Path(scrapy_rep.__file__).parent
+MODULES = sorted(PACKAGE.rglob("*.py"))
+
+#: The admission's inputs, and who may read them besides the decision module.
+DECISION_INPUTS = {
+    "a state's serving kind": re.compile(r"serving\.kind"),
+    "the pause table": re.compile(r"\.paused\b(?!\()"),
+    "the probe mark": re.compile(r"\bPROBE_META\b"),
+    "a resolver's state()": re.compile(r"resolver\.state\("),
+}
+OWNERS = {"_admission", "_cache", "_resolver", "_pauses", "_verdict", "_events"}
+
+#: Scrapy internals that have no underscore: the downloader's and the engine's bookkeeping.
+INTERNALS = {"active", "slots", "queue", "nextcall", "enqueue_scrape", "df", "transferring"}
+
+
+def _source(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("what", sorted(DECISION_INPUTS))
+def test_the_admissions_inputs_are_read_by_the_decision_and_their_owners_only(what: str) -> None:
+    pattern = DECISION_INPUTS[what]
+    readers = sorted(
+        str(path.relative_to(PACKAGE))
+        for path in MODULES
+        if path.stem not in OWNERS and pattern.search(_source(path))
+    )
+    assert readers == [], f"{what} read outside the decision module"
+
+
+def _scrapy_private_names() -> set[str]:
+    """Every ``_name`` Scrapy defines: its private methods, attributes and module names."""
+    names: set[str] = set()
+    for path in Path(scrapy.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(_source(path))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.Attribute):
+                names.add(node.attr)
+            elif isinstance(node, ast.Name):
+                names.add(node.id)
+    return {name for name in names if name.startswith("_") and not name.startswith("__")}
+
+
+def _own_names() -> set[str]:
+    """Every ``_name`` scrapy_rep defines itself (its own privates may share a Scrapy name)."""
+    names: set[str] = set()
+    for path in MODULES:
+        for node in ast.walk(ast.parse(_source(path))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                names.add(node.attr)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+    return names
+
+
+def test_scrapys_private_and_internal_names_are_reached_through_compat_only() -> None:
+    private = _scrapy_private_names() - _own_names()
+    found = []
+    for path in MODULES:
+        if path.stem == "_compat":
+            continue
+        tree = ast.parse(_source(path))
+        # Called, an internal's name is someone else's method (a DelayedCall's ``active()``).
+        called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("scrapy."):
+                found += [(path.name, a.name) for a in node.names if a.name.startswith("_")]
+            elif isinstance(node, ast.Attribute):
+                owner = node.value
+                if isinstance(owner, ast.Name) and owner.id in ("self", "cls"):
+                    continue
+                internal = node.attr in INTERNALS and id(node) not in called
+                if node.attr in private or internal:
+                    found.append((path.name, node.attr))
+    assert found == []
+
+
+def test_the_compat_check_sees_what_compat_uses() -> None:
+    # The check above would find these if they were used elsewhere: it is not vacuous.
+    private = _scrapy_private_names() - _own_names()
+    source = _source(Path(_compat.__file__))
+    used = {name for name in private if re.search(rf"\.{name}\b|[\"']{name}[\"']", source)}
+    assert used  # a private name of the running Scrapy (``_slot``, ``_get_slot_key``…)
+    assert all(re.search(rf"\.{name}\b", source) for name in ("active", "nextcall"))
+
+
+def test_every_compat_function_says_which_scrapy_releases_it_is_for() -> None:
+    undated = []
+    for name in _compat.__all__:
+        found = getattr(_compat, name)
+        if not callable(found):
+            continue
+        doc = found.__doc__ or ""
+        if not re.search(r"Scrapy (>= )?2\.\d+|[Ee]very version", doc):
+            undated.append(name)
+    assert undated == []
