@@ -50,6 +50,7 @@ __all__ = [
     "ADMITTED",
     "FIRST",
     "GO",
+    "RESOLVE",
     "Admission",
     "Drop",
     "Token",
@@ -106,12 +107,23 @@ class Wait:
     awaited: Awaited
 
 
+class _Resolve:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "RESOLVE"
+
+
+#: An unknown origin's first request at the final gate: resolve robots.txt there and wait.
+RESOLVE = _Resolve()
+
+
 @dataclass(frozen=True)
 class Drop:
     why: Why
 
 
-Decision = _Go | _First | Wait | Drop
+Decision = _Go | _First | _Resolve | Wait | Drop
 
 
 @dataclass(frozen=True)
@@ -158,7 +170,8 @@ class Admission:
     ) -> None:
         """``needed``: the usage documents the declared purpose needs; ``apply_delay``: put a
         Crawl-delay on a request's download slot."""
-        self._keys = OriginKeys()
+        #: (scheme, netloc) -> origin, for the adapters and ``origin``.
+        self.keys = OriginKeys()
         self._events = events
         self._resolver = resolver
         self._needed = needed
@@ -177,21 +190,28 @@ class Admission:
     def decide(self, request: Request, origin: str, now: float, at: Point) -> Decision:
         """The answer for ``request`` (of ``origin``) at ``at``, in the order of the module
         docstring. On go, the request carries its token; before download, its slot has the
-        origin's Crawl-delay."""
+        origin's Crawl-delay. Before download, an unknown origin's first request is told to
+        resolve it there (``RESOLVE``)."""
         meta = request.meta
+        given = meta.get(ADMITTED)
+        first = given == _FIRST_TOKEN
+        if first and at == "download":
+            self._resolver.unclaim(origin)
         state = self._resolver.state(origin, now, request)
         if state is None or state.serving.kind == "hold":
-            if (
-                state is None
-                and at == "gate"
-                and self.first_through
-                and route(origin, request) not in self._paused
-                and self._resolver.claim(origin, now)
-            ):
-                meta[ADMITTED] = _FIRST_TOKEN
-                return FIRST
+            if state is None and at == "gate":
+                if (
+                    self.first_through
+                    and route(origin, request) not in self._paused
+                    and self._resolver.claim(origin, now)
+                ):
+                    meta[ADMITTED] = _FIRST_TOKEN
+                    return FIRST
+            elif state is None and first:
+                return RESOLVE
             return self._wait_robots
         known: Known = ()
+        token: Token | None
         if self._needed:
             found: list[tuple[UsageDocument, OriginState[Any]]] = []
             for source in self._needed:
@@ -200,8 +220,16 @@ class Admission:
                     return self._undecided(state, request, found, source.resolver)
                 found.append((source.document, document))
             known = found
-        token = self.token(state, known)
-        if meta.get(ADMITTED) != token:
+            token = self.token(state, known)
+        else:
+            # The hot path: the token of robots.txt's state alone, made once.
+            kept = state.admitted
+            token = kept[1] if kept is not None and kept[0] == state.generation else None
+            if token is None:
+                token = self.token(state, known)
+        # One comparison while nothing it was judged by changed (a plain string after JOBDIR
+        # or Redis compares equal to the token it was made from).
+        if given is not token and given != token:
             why = self._judge.refusal(state, request) or self._judge.usage_refusal(
                 state, request, known
             )
@@ -209,7 +237,8 @@ class Admission:
                 return Drop(why)
         if self._paused and self.paused(origin, request, now):
             return self._wait_pause
-        meta[ADMITTED] = token
+        if given is not token:
+            meta[ADMITTED] = token
         if at == "download" and state.crawl_delay is not None:
             self._apply_delay(request, state.crawl_delay)
         return GO
@@ -234,6 +263,8 @@ class Admission:
         copy (no pause or usage document matters: the site is not asked): the state to answer
         from, with the origin's Crawl-delay on the request's slot should it go to the server
         (no copy to give); a wait for robots.txt; or a drop, as for any request."""
+        if request.meta.get(ADMITTED) == _FIRST_TOKEN:
+            self._resolver.unclaim(origin)
         state = self._resolver.state(origin, now, request)
         if state is None or state.serving.kind == "hold":
             return self._wait_robots
@@ -270,7 +301,7 @@ class Admission:
 
     def origin(self, request: Request) -> str | None:
         """``request``'s origin (SPEC B1), or None: robots.txt does not apply to its URL."""
-        return self._keys.origin(urlparse_cached(request))
+        return self.keys.origin(urlparse_cached(request))
 
     def leaving(self, request: Request, now: float) -> bool:
         """The last look before the download slot: must ``request``, admitted before, go back

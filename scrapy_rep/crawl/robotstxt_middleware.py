@@ -48,6 +48,7 @@ from scrapy_rep.crawl._admission import (
     ADMITTED,
     FIRST,
     GO,
+    RESOLVE,
     Drop,
     UsageSource,
     Wait,
@@ -162,6 +163,7 @@ class RobotsTxtMiddleware:
         self._resolver, self._holds = parts.resolver, parts.holds
         self._concurrent_requests = crawler.settings.getint("CONCURRENT_REQUESTS")
         self._admission = parts.admission
+        self._keys = parts.admission.keys
         # SPEC H: origins whose pages said "slow down"; the gates read the dict of paused ones.
         self._pause_on = config.pause
         self._pauses = parts.pauses
@@ -243,22 +245,19 @@ class RobotsTxtMiddleware:
         if request.meta.get("dont_obey_robotstxt"):
             return None
         parts = urlparse_cached(request)
-        origin = self._admission.origin(request)
+        origin = self._keys.origin(parts)
         if origin is None:
             return None
-        first = self._admission.first(request)
-        if first:
-            self._resolver.unclaim(origin)
         if request.url.endswith("/robots.txt") and parts.path == "/robots.txt" and not parts.query:
             return self._robots_copy(origin, request)
         decision = self._admission.decide(request, origin, self._clock.seconds(), "download")
         if decision is GO:
             return None
+        if decision is RESOLVE:
+            return self._first_request(origin, request)
         if isinstance(decision, Drop):
             self._verdicts.refuse(request, decision.why, "before_download")
         assert isinstance(decision, Wait)
-        if first:
-            return self._first_request(origin, request)
         return self._settle(origin, request, decision)
 
     #: The final gate, just before download (``async def`` on Scrapy >= 2.14, as its own).
@@ -353,6 +352,8 @@ class RobotsTxtMiddleware:
         held requests live in memory): one wait, not a trip back through the scheduler."""
         with _inline.taken() as downloads:
             resolution = self._resolver.resolve(origin, request)
+        # Its claim is over (``decide`` let it go): from now on it waits as any request here.
+        request.meta.pop(ADMITTED, None)
         try:
             # Its robots.txt download runs in this task: the request goes on in the turn of
             # the event loop robots.txt is known in, as with Scrapy's own middleware.
@@ -365,25 +366,29 @@ class RobotsTxtMiddleware:
         if isinstance(decision, Drop):
             self._verdicts.refuse(request, decision.why, "before_download")
         if isinstance(decision, Wait):
-            return await self._settle(origin, request, decision)
+            return await self._settle(origin, request, decision, first=True)
         return None
 
-    async def _settle(self, origin: str, request: Request, decision: Wait) -> Request | None:
+    async def _settle(
+        self, origin: str, request: Request, decision: Wait, *, first: bool = False
+    ) -> Request | None:
         """Wait here, off ``Downloader.active``, until the admission lets ``request`` go (or
         drops it). A request the gate let through (to the scheduler) and that now waits for
         its route's pause or for an origin become unreachable goes back to the gate instead,
         to be held there (durably where the crawl is); the others wait here: an
         ``engine.download`` caller, an origin's first request, one another process or an
-        earlier run allowed, one whose origin's state the LRU evicted."""
+        earlier run allowed, one whose origin's state the LRU evicted. ``first``: an origin's
+        first request, counted as held while it waits for robots.txt."""
         # The states known for it so far serve its next decision, even if the caches evicted
         # them while it waited (caches smaller than the origins in flight).
         kept = self._admission.kept(origin)
         while True:
             awaited = decision.awaited
-            if self._goes_back(awaited, origin, request):
+            if not first and self._goes_back(awaited, origin, request):
                 return self._admission.send_back(request)
             self._say_waiting(self._resolver.peek(origin) if awaited is self._resolver else None)
-            known = await self._off_active(self._wait_for(awaited, origin, request), request)
+            waiter = self._wait_for(awaited, origin, request, first)
+            known = await self._off_active(waiter, request)
             if known is not None:
                 kept[cast("Resolver[Any]", awaited)] = known
             self._admission.restore(kept)
@@ -398,18 +403,20 @@ class RobotsTxtMiddleware:
             decision = next_decision
 
     def _goes_back(self, awaited: Awaited, origin: str, request: Request) -> bool:
-        if ADMITTED not in request.meta or self._admission.first(request):
+        if ADMITTED not in request.meta:
             return False
         return awaited is self._pauses or (
             awaited is self._resolver and self._resolver.peek(origin) is not None
         )
 
-    def _wait_for(self, awaited: Awaited, origin: str, request: Request) -> Deferred[Any]:
+    def _wait_for(
+        self, awaited: Awaited, origin: str, request: Request, first: bool
+    ) -> Deferred[Any]:
         """A Deferred fired once ``awaited`` says of ``origin``: robots.txt through the holds
         (its waits time out and are given up as held requests are; an origin's first request
         is counted as held there, as it would have been in the gate's hold)."""
         if awaited is self._resolver:
-            return self._holds.wait(origin, request, held=self._admission.first(request))
+            return self._holds.wait(origin, request, held=first)
         return awaited.wait(origin, request)
 
     def intake_room(self) -> Deferred[None] | None:
