@@ -44,8 +44,8 @@ def measure(origins: int, store_size: int) -> list[tuple[int, float, int, int]]:
 
     from scrapy_rep.core.policy import Fetch
     from scrapy_rep.crawl._cache import OriginKeys
+    from scrapy_rep.crawl._components import build_components
     from scrapy_rep.crawl._events import Events
-    from scrapy_rep.crawl._parts import build_parts
     from scrapy_rep.crawl._settings import MiddlewareSettings
     from scrapy_rep.storage.options import DEFAULT_ENTRY_TTL
     from scrapy_rep.storage.results import MemoryStore
@@ -63,7 +63,7 @@ def measure(origins: int, store_size: int) -> list[tuple[int, float, int, int]]:
     clock.advance(1_000_000)
     store = MemoryStore(size=store_size, entry_ttl=DEFAULT_ENTRY_TTL, clock=clock.seconds)
     keys = OriginKeys()
-    parts = build_parts(
+    parts = build_components(
         clock=clock,
         store=store,
         fetcher_for=lambda kind: Fetcher(),  # type: ignore[arg-type,return-value]

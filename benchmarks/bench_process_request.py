@@ -54,7 +54,7 @@ def _middleware(purposes: list[str]) -> RobotsTxtMiddleware:
     known = [(middleware._resolver, b"User-agent: *\nDisallow: /no\n")]
     known += [
         (used.resolver, b'[{"location": "/", "tdm-reservation": 0}]')
-        for used in middleware._parts.documents
+        for used in middleware._components.documents
     ]
     for resolver, body in known:
         cache = resolver._cache

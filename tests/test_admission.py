@@ -3,7 +3,7 @@
 Every combination of robots.txt state, usage document, pause and Crawl-delay gets the answer
 the stated order gives (module docstring of ``_admission``): robots.txt first, certain drops
 before any wait, waits for missing documents before a usage drop, the pause last, go with the
-Crawl-delay applied. The parts are the ones ``build_parts`` wires for the middleware, with the
+Crawl-delay applied. The parts are the ones ``build_components`` wires for the middleware, with the
 crawl's real verdicts; milliseconds for the whole table.
 """
 
@@ -27,9 +27,9 @@ from scrapy_rep.core.policy import Fetch, Limits, record
 from scrapy_rep.core.purpose import NO_PURPOSE, Purpose
 from scrapy_rep.core.tokens import CrawlerTokens
 from scrapy_rep.crawl._admission import ADMITTED, FIRST, GO, Drop, Token, Wait, judged
+from scrapy_rep.crawl._components import Components, build_components
 from scrapy_rep.crawl._drops import Drops
 from scrapy_rep.crawl._events import Events
-from scrapy_rep.crawl._parts import Parts, build_parts
 from scrapy_rep.crawl._pauses import PROBE_META, route
 from scrapy_rep.crawl._settings import MiddlewareSettings
 from scrapy_rep.crawl._verdict import Verdicts
@@ -68,7 +68,7 @@ class Harness:
         )
         self.pending: dict[str, Deferred[Any]] = {}
         config = replace(MiddlewareSettings.from_settings(Settings()), parsed_cache_size=100)
-        self.parts: Parts = build_parts(
+        self.parts: Components = build_components(
             clock=self.clock,
             store=MemoryStore(clock=self.clock.seconds),
             fetcher_for=lambda kind: self,

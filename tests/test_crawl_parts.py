@@ -1,6 +1,6 @@
 """The crawl side's state machine on its parts, with a fake clock: milliseconds per test.
 
-The parts built by ``build_parts``, the factory ``RobotsTxtMiddleware`` uses, on
+The parts built by ``build_components``, the factory ``RobotsTxtMiddleware`` uses, on
 ``task.Clock``, with ``MemoryStore`` and a scripted fetcher in place of Scrapy's engine (these
 are unit tests of the parts; what only a crawl can show is in ``test_middleware_*.py``).
 """
@@ -26,10 +26,9 @@ from twisted.python.failure import Failure
 
 from scrapy_rep.core.policy import Entry, Fetch, Limits
 from scrapy_rep.crawl._cache import OriginState
+from scrapy_rep.crawl._components import Components, build_components
 from scrapy_rep.crawl._events import Events
 from scrapy_rep.crawl._holds import SEEN_META
-from scrapy_rep.crawl._parts import Parts as BuiltParts
-from scrapy_rep.crawl._parts import build_parts
 from scrapy_rep.crawl._resolver import Resolver
 from scrapy_rep.crawl._settings import MiddlewareSettings
 from scrapy_rep.crawl.exceptions import RequestDropped
@@ -144,7 +143,7 @@ class DurableHeld:
 
 
 class Parts:
-    """The parts as ``build_parts`` wires them for the middleware."""
+    """The parts as ``build_components`` wires them for the middleware."""
 
     def __init__(
         self,
@@ -174,10 +173,10 @@ class Parts:
 
     def build(
         self, owner: str, crawl: Callable[[Request], None], held: DurableHeld | None = None
-    ) -> BuiltParts:
+    ) -> Components:
         """The parts of one process; another ``owner`` is another fleet process on the same
         store (and the same fetcher: what it fetches is what the site answers)."""
-        return build_parts(
+        return build_components(
             clock=self.clock,
             store=self.store,
             fetcher_for=lambda kind: self.fetcher,

@@ -23,8 +23,8 @@ from twisted.internet import task
 from twisted.internet.defer import Deferred, succeed
 
 from scrapy_rep.core.policy import Fetch
+from scrapy_rep.crawl._components import build_components
 from scrapy_rep.crawl._events import Events
-from scrapy_rep.crawl._parts import build_parts
 from scrapy_rep.crawl._settings import MiddlewareSettings
 
 ADDON = {"ADDONS": {"scrapy_rep.Addon": 0}, "ROBOTSTXT_OBEY": True}
@@ -139,7 +139,7 @@ def test_a_store_outage_while_reading_it_is_warned_and_counted(
 ) -> None:
     clock = task.Clock()
     store, stats, fetcher = FlakyStore(clock=clock.seconds), Stats(), _ToyFetcher()
-    built = build_parts(
+    built = build_components(
         clock=clock,
         store=store,
         fetcher_for=lambda kind: fetcher,

@@ -307,7 +307,7 @@ def test_a_store_outage_while_reading_tdmrep_json_is_warned_and_counted(
     from twisted.internet.defer import succeed
 
     from scrapy_rep.core.policy import Fetch
-    from scrapy_rep.crawl._parts import build_parts
+    from scrapy_rep.crawl._components import build_components
     from scrapy_rep.crawl._settings import MiddlewareSettings
 
     clock, stats, urls = task.Clock(), Stats(), []
@@ -318,7 +318,7 @@ def test_a_store_outage_while_reading_tdmrep_json_is_warned_and_counted(
             urls.append(url)
             return succeed((Fetch("ok", status=200), TDM_BODY))
 
-    parts = build_parts(
+    parts = build_components(
         clock=clock,
         store=store,
         fetcher_for=lambda kind: Fetcher(),

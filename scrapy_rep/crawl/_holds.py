@@ -1,46 +1,20 @@
-"""``Holds``: requests waiting for an origin's robots.txt (or a usage document a declared
-purpose needs): hold, wait, release, expire, let go on close.
+"""``Holds``: the waiting room. Requests the admission told to wait, until what they wait for
+(robots.txt, a usage document, their route's pause) is known; expired, given up, let go on close.
 
-Two kinds wait here (SPEC B2: an origin whose robots.txt is unknown or unreachable is
-disallowed for now, so nothing of it is downloaded):
+- *held* requests take no slot anywhere and live in a ``HeldRequests`` place (memory, JOBDIR,
+  the fleet's Redis: durable from the moment they are held). Released, each asks the admission
+  again: it stays held for what it still needs, or goes to the scheduler (``crawl``).
+- *waiters*: requests waiting in process_request (``engine.download`` callers, an origin's first
+  request), a Deferred each.
 
-- *held* requests, taken by the gate before they reached the scheduler: they take no slot
-  anywhere, live in a ``HeldRequests`` place (``storage.held``: memory, ``<JOBDIR>`` file or
-  the fleet's Redis, durable from the moment they are held until released) and are sent back
-  to the scheduler (``crawl``) when what they wait for is known;
-- *waiters*: ``engine.download`` callers waiting in process_request (a Deferred each).
-
-Interest is registered, not called back into: per origin and document, one Deferred from
-that document's resolver's ``wait`` (robots.txt's, or a usage document's the gate needs). When
-one fires, the origin's requests are sent on the next reactor turn, so the gate they pass again
-never runs inside the resolver's own completion; when nothing waits for an origin any more,
-the Deferreds are cancelled, which withdraws the interest (an origin nobody waits for is not
-retried).
-
-When the crawl stops waiting for held requests — after REP_HOLD_TIMEOUT, or when it gives an origin
-up (its robots.txt failed REP_GIVE_UP_AFTER times in a row, or it has been paused for longer than
-REP_PAUSE_GIVE_UP_AFTER; looked at on every tick, busy crawl or idle) — a durable place (JOBDIR,
-the fleet's Redis) keeps them for the job's next run (``put_aside``); without one they are dropped,
-with a stat and a logged reason. Waiters are always dropped (their caller is this process). When
-the crawl is asked to close, everything is let go at once: waiters fail with ``IgnoreRequest``;
-held requests stay where they are durable (resumed by the next run, or adopted by a live fleet
-process) or are counted as dropped. Re-scheduling is done one request at a time: one that fails (a
-scheduler backend down) is held again and tried on the next tick, so no request is lost and no
-error escapes.
-
-Scrapy's dupefilter saw a request that went to the scheduler before it was held (sent back to
-the gate from the downloader: its origin paused, or became unknown); such a request is sent
-again with ``dont_filter`` (``SEEN_META``). A run that restores it (or a process that adopts it)
-files its fingerprint with its own dupefilter before anything else reaches it: after a
-``kill -9`` Scrapy's JOBDIR dupefilter has lost the fingerprints it had not flushed to
-``requests.seen``, and the spider's start requests, yielded again, would be downloaded as well
-as the held copies. Filed, the spider's copies are filtered as duplicates, as after a graceful
-stop.
-
-Each held request is counted once per fate (``robotstxt/held`` = ``released`` +
-``held_dropped`` + ``held_kept_for_next_run`` + ``held_persisted`` + ``held_dropped_on_close``
-once the crawl has closed): requests restored from an earlier run or adopted from a dead fleet
-process go back through the gate and are counted as ``held`` again only if it holds them.
+Interest is registered, not called back into (one Deferred per origin and thing awaited,
+cancelled when nothing waits: an origin nobody waits for is not retried); requests are sent on
+the next reactor turn, never inside the completion that released them. At REP_HOLD_TIMEOUT or
+a give-up (checked on every tick) a durable place keeps held requests for the next run;
+otherwise they are dropped through the drop path. A request the dupefilter saw before it was
+held carries ``SEEN_META``: a run that restores it files it with its dupefilter first (after a
+``kill -9`` the JOBDIR dupefilter lost it). Each held request is counted once per fate
+(README, ``robotstxt/held``).
 """
 
 from __future__ import annotations

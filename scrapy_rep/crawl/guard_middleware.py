@@ -1,34 +1,19 @@
-"""``RobotsTxtGuard``: the last downloader middleware a robots.txt request passes.
+"""``RobotsTxtGuard``: the last downloader middleware a request passes (``GUARD_ORDER`` = 950).
 
-``scrapy_rep.RobotsTxtMiddleware`` fetches robots.txt through the engine and
-every downloader middleware (SPEC B2). Two things must not be left to them:
+For robots.txt requests (marked ``ROBOTS_META``), what must not be left to the middlewares they
+pass on their way (SPEC B2):
 
-- **Scheme.** Only an ``http``, ``https`` or ``ftp`` download handler may serve
-  a robots.txt request. The fetcher only builds such requests; this guard
-  refuses any other (``IgnoreRequest``, stat ``robotstxt/scheme_refused``)
-  should a middleware between the fetcher and the downloader have rewritten one
-  (``request.replace`` keeps the meta that marks it).
-- **Size after decoding** (SPEC B4: the first 512,000 bytes count). Scrapy's
-  ``HttpCompressionMiddleware`` (590) decodes whole bodies before the
-  robots.txt middleware (100) sees them, bounded only by ``DOWNLOAD_MAXSIZE``
-  (1 GiB by default; a smaller per-request maxsize fails instead of
-  truncating, and older Scrapy does not bound br per input chunk). This guard
-  sits above it (``GUARD_ORDER`` = 950), so its ``process_response`` runs
-  first: it decodes robots.txt bodies itself with an output bound
-  (``scrapy_rep.core.decode``), marks a cut with the response flag
-  ``TRUNCATED_FLAG``, and drops ``Content-Encoding`` so that nothing decodes
-  them again. ``process_request`` sets ``Accept-Encoding`` to what can be
-  decoded that way, after every lower middleware had its say.
+- **Scheme**: only an http, https or ftp download handler may serve one; any other is refused
+  (``IgnoreRequest``, stat ``robotstxt/scheme_refused``), should a middleware have rewritten it.
+- **Size after decoding** (SPEC B4: the first 512,000 bytes count). Above Scrapy's
+  ``HttpCompressionMiddleware`` (590), which decodes whole bodies bounded only by
+  ``DOWNLOAD_MAXSIZE``, it decodes robots.txt bodies itself with an output bound, marks a cut
+  with ``TRUNCATED_FLAG`` and drops ``Content-Encoding``; ``Accept-Encoding`` is set to what it
+  can decode that way.
 
-- **Pages' "slow down"** (SPEC H). A page leaving for its download slot is looked at last here
-  (``page_leaving``): one whose origin paused since the final gate goes back. A page's answer
-  reaches this guard before RetryMiddleware
-  (550) and the HTTP cache (900): it hands it to ``RobotsTxtMiddleware.page_answered``, which
-  gives back the answer, or the request to be sent again once its origin's pause is over (then
-  RetryMiddleware does not also retry it, nor the HTTP cache store the 503). A probe that gets
-  no answer goes to ``page_failed`` the same way.
-
-Pages are otherwise not touched: only requests marked with ``ROBOTS_META`` are.
+Pages' "slow down" answers (SPEC H) are handed to ``PageAnswers`` (``_page_answers.py``): a
+page's last look before its slot, its answer before RetryMiddleware (550) and the HTTP cache
+(900), and a probe's failure. Pages are otherwise not touched.
 """
 
 from __future__ import annotations
@@ -72,7 +57,7 @@ _COMPRESSION = "scrapy.downloadermiddlewares.httpcompression.HttpCompressionMidd
 
 
 class PageAnswers(Protocol):
-    """What RobotsTxtMiddleware does with pages leaving and their answers (SPEC H)."""
+    """What is done with pages leaving and their answers (SPEC H): ``_page_answers``."""
 
     def page_leaving(self, request: Request) -> Request | None: ...
 
@@ -86,9 +71,9 @@ class RobotsTxtGuard:
 
     def __init__(self, crawler: Crawler) -> None:
         self._events = Events(crawler.stats, lambda: crawler.spider)
-        #: Who is told of pages' answers: scrapy_rep's RobotsTxtMiddleware sets itself here when
-        #: the spider opens (None: it is not enabled, or pauses are off).
-        self.pages: PageAnswers | None = None
+        #: Who is told of pages' answers: scrapy_rep's RobotsTxtMiddleware sets its PageAnswers
+        #: here when the spider opens (None: it is not enabled, or pauses are off).
+        self.page_answers: PageAnswers | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RobotsTxtGuard:
@@ -100,8 +85,8 @@ class RobotsTxtGuard:
         if not request.meta.get(ROBOTS_META):
             # The last look before the download slot: a page of an origin paused since it
             # passed the final gate (SPEC H) goes back instead of out.
-            pages = self.pages
-            return None if pages is None else pages.page_leaving(request)
+            page_answers = self.page_answers
+            return None if page_answers is None else page_answers.page_leaving(request)
         scheme = urlparse_cached(request).scheme
         if scheme not in ROBOTS_SCHEMES:
             self._events.scheme_refused(request.url, scheme)
@@ -113,8 +98,10 @@ class RobotsTxtGuard:
         self, request: Request, response: Response, spider: Spider | None = None
     ) -> Response | Request:
         if not request.meta.get(ROBOTS_META):
-            pages = self.pages
-            return response if pages is None else pages.page_answered(request, response)
+            page_answers = self.page_answers
+            if page_answers is None:
+                return response
+            return page_answers.page_answered(request, response)
         if request.method == "HEAD":
             return response
         values = response.headers.getlist(b"Content-Encoding")
@@ -130,9 +117,9 @@ class RobotsTxtGuard:
     def process_exception(
         self, request: Request, exception: Exception, spider: Spider | None = None
     ) -> Request | None:
-        if request.meta.get(ROBOTS_META) or self.pages is None:
+        if request.meta.get(ROBOTS_META) or self.page_answers is None:
             return None
-        return self.pages.page_failed(request, exception)
+        return self.page_answers.page_failed(request, exception)
 
 
 def check_wiring(settings: BaseSettings) -> None:

@@ -4,24 +4,12 @@ Enable with ``ADDONS = {"scrapy_rep.Addon": 0}``, or by hand: ``ROBOTSTXT_OBEY =
 DOWNLOADER_MIDDLEWARES, Scrapy's robots.txt middleware set to None,
 ``"scrapy_rep.RobotsTxtMiddleware": 100`` and ``"scrapy_rep.RobotsTxtGuard": 950``.
 
-It connects the parts (``_parts.build_parts``) to Scrapy's signals and downloader. How a
-request travels:
-
-- **Gate** (``request_scheduled`` handler). Origin (SPEC B1) known: a disallowed request is
-  dropped before it reaches the scheduler (``IgnoreRequest``). Origin unknown or unreachable:
-  the request is *held* outside scheduler and downloader (no slot taken, so one slow
-  robots.txt cannot stall other origins) and sent to ``engine.crawl`` again once its
-  robots.txt is answered, to pass the gate once more. Held requests have not been seen by
-  the dupefilter yet.
-- **Final gate** (``process_request``): robots.txt may have changed since the request was
-  scheduled; requests that never were scheduled (``engine.download`` callers) and requests
-  another fleet process (or an earlier run) allowed are checked here too, waiting for an
-  unknown origin outside ``Downloader.active``.
-- **A spider's own request for an origin's robots.txt** (SitemapSpider's ``sitemap_urls``) is
-  answered at the final gate from the copy the middleware fetched: the bytes the gates obey,
-  at the URL they came from after redirects, flagged ``COPY_FLAG`` and not stored by the HTTP
-  cache. The server sees one robots.txt request per origin.
-- Every request dropped goes through ``_drops.Drops`` (counted, logged, errback delivered).
+It connects the components (``_components.build_components``) to Scrapy's signals and
+downloader, and is two adapters over the one decision (``_admission.Admission``): the gate
+(``request_scheduled``, before the scheduler: drop, hold or go) and the final gate
+(``process_request``: go, drop, wait here off ``Downloader.active``, or back to the gate to be
+held). A spider's own request for an origin's robots.txt is answered from the crawl's copy
+(``COPY_FLAG``, not stored by the HTTP cache). How a request travels: docs/design.md.
 
 Public API for tools (``scrapy robots``) and subclasses: ``middleware.resolve(url) ->
 Deferred[OriginReport]`` and, as Scrapy's middleware has, ``robot_parser(request)``.
@@ -55,12 +43,12 @@ from scrapy_rep.crawl._admission import (
     needed_sources,
 )
 from scrapy_rep.crawl._cache import DocumentKind, OriginReport, OriginState
+from scrapy_rep.crawl._components import build_components
 from scrapy_rep.crawl._drops import Drops
 from scrapy_rep.crawl._events import Events, Waiting
 from scrapy_rep.crawl._fetch import Fetcher
 from scrapy_rep.crawl._holds import Awaited
 from scrapy_rep.crawl._page_answers import PageAnswers
-from scrapy_rep.crawl._parts import build_parts
 from scrapy_rep.crawl._resolver import Resolver
 from scrapy_rep.crawl._settings import (
     MiddlewareSettings,
@@ -138,7 +126,7 @@ class RobotsTxtMiddleware:
             timeout, keys = config.fetch_timeout, config.fetch_meta_keys
             return Fetcher(crawler, kind, self._events, timeout=timeout, meta_keys=keys)
 
-        parts = build_parts(
+        components = build_components(
             clock=clock,
             store=store,
             fetcher_for=fetcher_for,
@@ -159,17 +147,17 @@ class RobotsTxtMiddleware:
             apply_delay=self._verdicts.apply_crawl_delay,
             labels=config.purpose.labels,
         )
-        self._parts = parts
-        self._resolver, self._holds = parts.resolver, parts.holds
+        self._components = components
+        self._resolver, self._holds = components.resolver, components.holds
         self._concurrent_requests = crawler.settings.getint("CONCURRENT_REQUESTS")
-        self._admission = parts.admission
-        self._keys = parts.admission.keys
+        self._admission = components.admission
+        self._keys = components.admission.keys
         # SPEC H: origins whose pages said "slow down"; the gates read the dict of paused ones.
         self._pause_on = config.pause
-        self._pauses = parts.pauses
+        self._pauses = components.pauses
         self._page_answers = PageAnswers(
-            admission=parts.admission,
-            pauses=parts.pauses,
+            admission=components.admission,
+            pauses=components.pauses,
             events=self._events,
             clock=clock,
             count_response=lambda request, response: _compat.count_response(
@@ -178,7 +166,7 @@ class RobotsTxtMiddleware:
             take_queued=lambda wanted: _compat.take_queued(crawler.engine, wanted),
         )
         # A route that pauses sends back its requests waiting in a download slot.
-        parts.pauses.evict = self._page_answers.evict
+        components.pauses.evict = self._page_answers.evict
         # Scrapy's own dupefilter, when it is the scheduler's (set when the spider opens).
         self._dupefilter_seen: tuple[Callable[[Request], Any], Collection[Any]] | None = None
 
@@ -431,7 +419,7 @@ class RobotsTxtMiddleware:
         resolved once as the gate resolves it (the explain command); none when robots.txt
         does not apply to ``url``."""
         origin = url_origin(url)
-        needed = needed_sources(self._parts.documents, labels)
+        needed = needed_sources(self._components.documents, labels)
         if origin is None or not needed:
             return succeed([])
         trigger = Request(url)
@@ -442,7 +430,7 @@ class RobotsTxtMiddleware:
         found = [used.resolver.resolve(origin, trigger).addCallback(pair, used) for used in needed]
         return gatherResults(found, consumeErrors=True)
 
-    # -- wiring the parts -----------------------------------------------------
+    # -- wiring the components -----------------------------------------------------
 
     def resolve(self, url: str) -> Deferred[OriginReport]:
         """Resolve the robots.txt of ``url``'s origin (one fetch at most) and report it."""
@@ -538,7 +526,7 @@ class RobotsTxtMiddleware:
         if (
             self._drops.pending()
             or self._holds.busy()
-            or self._parts.busy()
+            or self._components.busy()
             or self._holds.pending_elsewhere()
         ):
             raise DontCloseSpider
@@ -565,7 +553,7 @@ class RobotsTxtMiddleware:
             return
         guard = _compat.downloader_middleware(self.crawler, RobotsTxtGuard)
         if guard is not None:
-            guard.pages = self._page_answers
+            guard.page_answers = self._page_answers
             self.crawler.signals.connect(
                 self._page_answers.downloaded, signal=signals.response_downloaded
             )

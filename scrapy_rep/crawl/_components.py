@@ -1,7 +1,8 @@
-"""The crawl's parts, built in one place: what ``RobotsTxtMiddleware`` runs on, and what the
-unit tests drive with a ``task.Clock`` and scripted fetchers (so a wiring change breaks them).
+"""The crawl's components, built in one place: what ``RobotsTxtMiddleware`` runs on, and what
+the unit tests drive with a ``task.Clock`` and scripted fetchers (so a wiring change breaks
+them).
 
-No Crawler here: the engine comes in as the three things the parts need of it (``crawl`` a
+No Crawler here: the engine comes in as the three things the components need of it (``crawl`` a
 request, whether the crawl is ``closing``, ``wake`` it), and what fetches a document as
 ``fetcher_for(kind)``. robots.txt and every usage document (tdmrep.json, REP_USAGE_SOURCES)
 get a ``Resolver`` each, built the same way: only their ``DocumentKind`` differs.
@@ -32,11 +33,13 @@ if TYPE_CHECKING:
     from scrapy_rep.storage.held import HeldRequests
     from scrapy_rep.storage.results import RobotsStore
 
-__all__ = ["Parts", "build_parts"]
+__all__ = ["Components", "build_components"]
 
 
 @dataclass(frozen=True)
-class Parts:
+class Components:
+    """What the middleware runs on: the resolvers, the waiting room, the pauses, the decision."""
+
     cache: OriginCache[RobotsTxt]
     resolver: Resolver[RobotsTxt]
     holds: Holds
@@ -58,7 +61,7 @@ class Parts:
         return self.resolver.busy() or any(used.resolver.busy() for used in self.documents)
 
 
-def build_parts(
+def build_components(
     *,
     clock: Clock,
     store: RobotsStore,
@@ -79,8 +82,8 @@ def build_parts(
     judge: Judge | None = None,
     apply_delay: Callable[[Request, float], None] = lambda request, delay: None,
     labels: Sequence[str] = (),
-) -> Parts:
-    """The parts, wired: the resolvers are the services the others use (holds wait on them),
+) -> Components:
+    """The components, wired: the resolvers are the services the others use (holds wait on them),
     and tell only ``announce`` (robots.txt) or the events (a usage document) of a new state.
     ``holds.let_go()`` (the crawl closing) closes them all. ``held``: where held requests live
     until ``holds.open`` gives the crawl's own place (memory by default). ``drops``: the drop
@@ -117,7 +120,7 @@ def build_parts(
         )
         for document in documents
     )
-    parts: Parts
+    components: Components
     pauses = Pauses(
         clock=clock,
         store=store,
@@ -147,13 +150,13 @@ def build_parts(
         crawl=crawl,
         closing=closing,
         wake=wake,
-        on_close=lambda: parts.close(),
+        on_close=lambda: components.close(),
         held=held,
         pauses=pauses,
         admission=admission,
     )
-    parts = Parts(cache, robots, holds, used, pauses, admission)
-    return parts
+    components = Components(cache, robots, holds, used, pauses, admission)
+    return components
 
 
 def _announcer(events: Events, document: UsageDocument) -> Announce:
@@ -164,7 +167,7 @@ def _announcer(events: Events, document: UsageDocument) -> Announce:
 
 
 class _Lenient:
-    """A judge that refuses nothing (parts built without the crawl's verdicts)."""
+    """A judge that refuses nothing (components built without the crawl's verdicts)."""
 
     def refusal(self, state: Any, request: Request) -> Why | None:
         return None
