@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
 from scrapy.utils.httpobj import urlparse_cached
 
@@ -58,6 +58,9 @@ __all__ = [
     "Wait",
     "needed_sources",
 ]
+
+#: An origin's robots.txt state.
+_State: TypeAlias = "OriginState[RobotsTxt]"
 
 #: Meta key of a request's admission token (see the module docstring).
 ADMITTED = "_rep_admitted"
@@ -145,16 +148,9 @@ def needed_sources(
 class Judge(Protocol):
     """What the decision asks of the verdicts (``_verdict.Verdicts``)."""
 
-    def refusal(self, state: OriginState[RobotsTxt], request: Request) -> Why | None: ...
-
-    def usage_refusal(
-        self,
-        state: OriginState[RobotsTxt],
-        request: Request,
-        known: Known,
-        *,
-        certain: bool = False,
-    ) -> Why | None: ...
+    def refusal(self, state: _State, request: Request) -> Why | None: ...
+    def usage_refusal(self, state: _State, request: Request, known: Known) -> Why | None: ...
+    def certain_refusal(self, state: _State, request: Request, known: Known) -> Why | None: ...
 
 
 class Admission:
@@ -251,8 +247,8 @@ class Admission:
         missing: Resolver[Any],
     ) -> Decision:
         """A needed document is not known yet: drop now if that is certain, else wait for it."""
-        why = self._judge.refusal(state, request) or self._judge.usage_refusal(
-            state, request, known, certain=True
+        why = self._judge.refusal(state, request) or self._judge.certain_refusal(
+            state, request, known
         )
         return Drop(why) if why is not None else self._wait_document[missing]
 

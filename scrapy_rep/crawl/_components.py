@@ -172,10 +172,10 @@ class _Lenient:
     def refusal(self, state: Any, request: Request) -> Why | None:
         return None
 
-    def usage_refusal(
-        self, state: Any, request: Request, known: Any, *, certain: bool = False
-    ) -> Why | None:
+    def usage_refusal(self, state: Any, request: Request, known: Any) -> Why | None:
         return None
+
+    certain_refusal = usage_refusal
 
 
 _LENIENT = _Lenient()

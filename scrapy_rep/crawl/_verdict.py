@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
 
 from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.request import fingerprint as _scrapy_fingerprint
@@ -44,6 +44,8 @@ SKIP = math.inf
 
 #: The usage documents known for an origin, each with its state.
 Known = Sequence[tuple[UsageDocument, "OriginState[Any]"]]
+#: An origin's robots.txt state.
+_State: TypeAlias = "OriginState[RobotsTxt]"
 
 
 class Verdicts:
@@ -82,23 +84,23 @@ class Verdicts:
             return self._too_slow(state)
         return None
 
-    def usage_refusal(
-        self,
-        state: OriginState[RobotsTxt],
-        request: Request,
-        known: Known,
-        *,
-        certain: bool = False,
-    ) -> Why | None:
+    def usage_refusal(self, state: _State, request: Request, known: Known) -> Why | None:
         """Why the usage preferences known of ``request``'s URL refuse the declared purpose,
-        or None. ``certain``: only statements no other source can override (those combined
-        most restrictively, SPEC G1: a refusal among them stands whatever a pending document
-        says)."""
+        or None."""
+        if not self.purpose.declared:
+            return None
+        return self._usage_why(state, self.statements(state, request, known))
+
+    def certain_refusal(self, state: _State, request: Request, known: Known) -> Why | None:
+        """``usage_refusal`` by the statements no other source can override (those combined
+        most restrictively, SPEC G1: a refusal among them stands whatever a document not known
+        yet says), or None."""
         if not self.purpose.declared:
             return None
         statements = self.statements(state, request, known)
-        if certain:
-            statements = [statement for statement in statements if statement.family is None]
+        return self._usage_why(state, [found for found in statements if found.family is None])
+
+    def _usage_why(self, state: _State, statements: list[Statement]) -> Why | None:
         refusal = self.purpose.refusal(usage_of(statements))
         if refusal is None:
             return None
