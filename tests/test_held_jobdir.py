@@ -38,17 +38,19 @@ def urls(requests: list[Request]) -> list[str]:
     return [r.url for r in requests]
 
 
-def fill(held: HeldRequests, spider: HeldSpider) -> None:
+def filled(kind: str, tmp_path: Path, spider: HeldSpider) -> HeldRequests:
+    """A place of ``kind`` holding five requests of two origins."""
+    held: HeldRequests = MemoryHeld() if kind == "memory" else JobdirHeld.open(tmp_path, spider)
     for origin, path in [(A, "/1"), (B, "/1"), (A, "/2"), (A, "/3"), (B, "/2")]:
         held.add(origin, Request(origin + path, callback=spider.parse, meta={"k": (1, b"x")}))
+    return held
 
 
 @pytest.mark.parametrize("kind", ["memory", "jobdir"])
 def test_take_returns_an_origins_requests_oldest_first_and_removes_them(
     kind: str, tmp_path: Path, spider: HeldSpider
 ) -> None:
-    held: HeldRequests = MemoryHeld() if kind == "memory" else JobdirHeld.open(tmp_path, spider)
-    fill(held, spider)
+    held = filled(kind, tmp_path, spider)
     assert len(held) == 5
     assert sorted(held.origins()) == [A, B]
     taken = held.take(A)
@@ -65,8 +67,7 @@ def test_take_returns_an_origins_requests_oldest_first_and_removes_them(
 def test_peek_reads_every_held_request_and_takes_none(
     kind: str, tmp_path: Path, spider: HeldSpider
 ) -> None:
-    held: HeldRequests = MemoryHeld() if kind == "memory" else JobdirHeld.open(tmp_path, spider)
-    fill(held, spider)
+    held = filled(kind, tmp_path, spider)
     peeked = held.peek()
     assert sorted(urls(peeked)) == sorted([A + "/1", B + "/1", A + "/2", A + "/3", B + "/2"])
     assert peeked[0].callback == spider.parse and peeked[0].meta["k"] == (1, b"x")
@@ -79,8 +80,7 @@ def test_peek_reads_every_held_request_and_takes_none(
 def test_requests_survive_reopening_and_the_file_goes_when_empty(
     tmp_path: Path, spider: HeldSpider
 ) -> None:
-    held = JobdirHeld.open(tmp_path, spider)
-    fill(held, spider)
+    held = filled("jobdir", tmp_path, spider)
     held.close()
     again = JobdirHeld.open(tmp_path, spider)
     assert len(again) == 5
@@ -138,8 +138,7 @@ def test_a_corrupt_file_is_moved_aside_with_a_warning(
 def test_a_torn_row_is_a_warning_and_the_rest_is_restored(
     tmp_path: Path, spider: HeldSpider, stats: MemoryStatsCollector, caplog: Any
 ) -> None:
-    held = JobdirHeld.open(tmp_path, spider)
-    fill(held, spider)
+    held = filled("jobdir", tmp_path, spider)
     held.close()
     import sqlite3
 
