@@ -282,7 +282,7 @@ def test_rep_dont_pause_is_never_waiting_for_a_pause() -> None:
     harness.pause("paused")
     request = Request(URL, meta={"rep_dont_pause": True})
     assert harness.admission.decide(request, ORIGIN, START, "gate") is GO
-    assert not harness.admission.leaving(request, START)
+    assert not harness.admission.leaving(request)
 
 
 def test_the_last_look_sends_back_only_an_admitted_request_whose_route_paused() -> None:
@@ -290,10 +290,10 @@ def test_the_last_look_sends_back_only_an_admitted_request_whose_route_paused() 
     harness.robots("rules")
     request = Request(URL)
     assert harness.admission.decide(request, ORIGIN, START, "download") is GO
-    assert not harness.admission.leaving(request, START)
+    assert not harness.admission.leaving(request)
     harness.pause("paused")
-    assert harness.admission.leaving(request, START)
-    assert not harness.admission.leaving(Request(URL), START)  # not admitted here
+    assert harness.admission.leaving(request)
+    assert not harness.admission.leaving(Request(URL))  # not admitted here
 
 
 def test_deciding_a_current_token_allocates_nothing_per_request() -> None:

@@ -58,7 +58,7 @@ class Scripted:
         self.asked.append("release")
         return self.still
 
-    def leaving(self, request: Request, now: float) -> bool:
+    def leaving(self, request: Request) -> bool:
         return self.leave
 
     def __getattr__(self, name: str) -> Any:

@@ -37,6 +37,7 @@ from scrapy_rep.crawl._pauses import DONT_PAUSE_META, PROBE_META, route
 if TYPE_CHECKING:
     from scrapy.http import Request
 
+    from scrapy_rep.core.clock import Clock
     from scrapy_rep.core.robots_file import RobotsTxt
     from scrapy_rep.core.sources import UsageDocument
     from scrapy_rep.crawl._cache import OriginState
@@ -163,12 +164,14 @@ class Admission:
         judge: Judge,
         apply_delay: Callable[[Request, float], None],
         events: Events,
+        clock: Clock,
     ) -> None:
         """``needed``: the usage documents the declared purpose needs; ``apply_delay``: put a
         Crawl-delay on a request's download slot."""
         #: (scheme, netloc) -> origin, for the adapters and ``origin``.
         self.keys = OriginKeys()
         self._events = events
+        self._clock = clock
         self._resolver = resolver
         self._needed = needed
         self._pauses = pauses
@@ -299,13 +302,13 @@ class Admission:
         """``request``'s origin (SPEC B1), or None: robots.txt does not apply to its URL."""
         return self.keys.origin(urlparse_cached(request))
 
-    def leaving(self, request: Request, now: float) -> bool:
+    def leaving(self, request: Request) -> bool:
         """The last look before the download slot: must ``request``, admitted before, go back
         (its route paused since)? Only the pause can have changed by then."""
         if not self._paused or ADMITTED not in request.meta:
             return False
         origin = self.origin(request)
-        return origin is not None and self.paused(origin, request, now)
+        return origin is not None and self.paused(origin, request, self._clock.seconds())
 
     def send_back(self, request: Request) -> Request:
         """``request`` on its way back to the scheduler, to be admitted again (held, if it

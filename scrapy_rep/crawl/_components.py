@@ -140,6 +140,7 @@ def build_components(
         judge=judge if judge is not None else _LENIENT,
         apply_delay=apply_delay,
         events=events,
+        clock=clock,
     )
     holds = Holds(
         clock=clock,
