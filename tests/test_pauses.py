@@ -18,7 +18,7 @@ from _servers import Reply, ScriptedServer, Seen, html_page
 ADDON = {"ADDONS": {"scrapy_rep.Addon": 0}, "ROBOTSTXT_OBEY": True}
 HOSTS = {"a.test": "127.0.0.1", "b.test": "127.0.0.1", "c.test": "127.0.0.1"}
 PAGES = 20
-OUTAGE = 12.0
+OUTAGE = 8.0
 
 
 class Site:
