@@ -916,3 +916,29 @@ def test_a_hold_timeout_names_what_the_expired_requests_waited_for(
     parts.advance(11)
     assert parts.stats["robotstxt/held_dropped"] == 1
     assert "its tdmrep.json could not be fetched within REP_HOLD_TIMEOUT=10s" in caplog.text
+
+
+def test_a_robots_txt_that_never_answers_is_given_up_within_150_s_with_the_defaults() -> None:
+    # Every attempt ends at REP_FETCH_TIMEOUT (the real crawl in test_scrapy_parts.py shows the
+    # fetch gets that timeout, not DOWNLOAD_TIMEOUT's 180 s); with every REP_* default, the
+    # third one fails at 10 + 30 + 10 + 60 + 10 = 120 s and the origin is given up then.
+    defaults = MiddlewareSettings.from_settings(Settings())
+    attempts: list[Deferred[Reply]] = [Deferred() for _ in range(3)]
+    parts = Parts(*attempts, limits=defaults.limits)
+    parts.hold()
+    waiter = parts.holds.wait(ORIGIN)
+    timed_out = Fetch("unreachable", error="timed out"), None
+    for number, attempt in enumerate(attempts, 1):
+        while len(parts.fetcher.times) < number:
+            parts.clock.advance(0.25)
+            assert parts.clock.seconds() - START < 150, parts.fetcher.times
+        parts.clock.advance(defaults.fetch_timeout)
+        attempt.callback(timed_out)
+    while not waiter.called:
+        parts.clock.advance(0.25)
+        assert parts.clock.seconds() - START < 150
+    assert parts.fetcher.times == [0, 40, 110]
+    assert parts.stats["robotstxt/gave_up"] == 1
+    assert "failed 3 times in a row (timed out)" in str(failure_of(waiter))
+    parts.advance(600)
+    assert len(parts.fetcher.times) == 3  # nothing waits: no fourth attempt

@@ -39,16 +39,20 @@ def test_come_back_in_0_s_or_in_1970_is_a_backoff_not_a_loop(
     b.outage(Reply(503, headers={"Retry-After": "Thu, 01 Jan 1970 00:00:00 GMT"}))
     c.route("/robots.txt", Reply(503, headers={"Retry-After": "0"}))
     starts = [*_pages(a, "a.test"), *_pages(b, "b.test"), *_pages(c, "c.test")]
+    # The delays shortened (defaults: 2 s, 60 s, 5 s), so a loop would show in seconds; the
+    # backoff with the defaults: test_pause_parts.py (test_answers_asking_for_0_s_back_off_...)
+    # and test_crawl_parts.py (test_retry_after_and_fast_retry_for_503).
+    fast = {"REP_PAUSE_DELAY": 0.5, "REP_PAUSE_GIVE_UP_AFTER": 4, "REP_RETRY_FAST_DELAY": 1}
     started = time.monotonic()
-    result = run_crawl(starts, ADDON, hosts=hosts, timeout=170)
+    result = run_crawl(starts, {**ADDON, **fast}, hosts=hosts, timeout=90)
     took = time.monotonic() - started
-    assert took < 150, took
+    assert took < 60, took
     assert result.close_reason == "finished"
-    # The backoff doubles from REP_PAUSE_DELAY (2, 4, 8, ... s) until REP_PAUSE_GIVE_UP_AFTER
-    # (60 s): the first burst, then a probe per pause.
-    assert len(a.seen("/page/", prefix=True)) <= 60
-    assert len(b.seen("/page/", prefix=True)) <= 60
-    # robots.txt: 0, 5, 15 s (REP_RETRY_FAST_DELAY, doubling), then REP_GIVE_UP_AFTER.
+    # The backoff doubles from REP_PAUSE_DELAY (0.5, 1, 2 s) until REP_PAUSE_GIVE_UP_AFTER
+    # (4 s): the first burst, then a probe per pause.
+    assert len(a.seen("/page/", prefix=True)) <= PAGES + 5
+    assert len(b.seen("/page/", prefix=True)) <= PAGES + 5
+    # robots.txt: 0, 1, 3 s (REP_RETRY_FAST_DELAY, doubling), then REP_GIVE_UP_AFTER.
     assert c.count("/robots.txt") == 3
     assert c.seen("/page/", prefix=True) == []
     # Nothing lost: every request was given up with its errback.
@@ -118,7 +122,10 @@ def test_a_proxys_503_pauses_that_proxy_not_the_site(
             "ROTATING_PROXIES": [bad_proxy.proxy_url, good_proxy.proxy_url, ""],
         }
         pages = [site.url(f"/page/{i}") for i in range(15)]
-        result = run_crawl(pages, {**ADDON, **rotating}, timeout=90)
+        # REP_PAUSE_DELAY shortened (default 2 s): the bad route's pauses, doubling while the
+        # crawl lasts, end sooner.
+        fast = {"REP_PAUSE_DELAY": 0.5}
+        result = run_crawl(pages, {**ADDON, **rotating, **fast}, timeout=90)
         # Every page through another route; only the bad proxy's route paused (the built-in:
         # 10 of 15, RetryMiddleware's retries landing on the bad proxy again).
         assert {seen.path for seen in site.seen("/page/", prefix=True) if seen.status == 200} == {

@@ -5,15 +5,18 @@ The other tests/test_middleware_*.py files import ``settings`` from here.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
 from _crawl import Start, run_crawl
 from _servers import ScriptedServer
 from scrapy.settings import Settings
+from scrapy.utils.test import get_crawler
 
-from scrapy_rep.crawl._settings import MiddlewareSettings
+from scrapy_rep.crawl._settings import MiddlewareSettings, SettingError
 from scrapy_rep.crawl.guard_middleware import GUARD
+from scrapy_rep.crawl.robotstxt_middleware import RobotsTxtMiddleware
 
 MIDDLEWARE: dict[str, Any] = {
     "ROBOTSTXT_OBEY": True,
@@ -99,50 +102,77 @@ def test_robotstxt_obey_false_disables_the_middleware(http_server: ScriptedServe
     assert result.responses == [http_server.url("/page/a")]
 
 
-# A few of each kind in real crawls (tests/test_settings_table.py checks every setting): a
-# negative, inf (as `-s` gives it), nan, a minimum above its maximum, a word where seconds are
-# expected, an unknown purpose, a store URL of an unknown kind, the guard missing. The user's
-# first ERROR line says it all (setting, value, what is accepted), before Scrapy's traceback.
+#: A few of each kind (tests/test_settings_table.py checks every setting): a negative, inf (as
+#: `-s` gives it), nan, a minimum above its maximum, a word where seconds are expected, an
+#: unknown purpose, a store URL of an unknown kind, the guard missing.
+BAD_SETTINGS = [
+    pytest.param(*case, id=name)
+    for name, case in zip(
+        ["word", "purpose", "store", "no guard", "negative", "inf", "nan", "min above max"],
+        [
+            (
+                {"REP_FETCH_TIMEOUT": "ten"},
+                "REP_FETCH_TIMEOUT must be a number of seconds over 0, up to 86400, got 'ten'",
+            ),
+            (
+                {"REP_USAGE_PURPOSES": ["nonsense-purpose"]},
+                "REP_USAGE_PURPOSES: unknown usage label(s) 'nonsense-purpose': the labels of "
+                "draft-ietf-aipref-vocab-08 are train-ai, ai-use, search (a list of them or a "
+                "comma-separated string)",
+            ),
+            (
+                {"REP_STORE": "mysql://x"},
+                "REP_STORE='mysql://x' is not a store URL: use 'memory://', "
+                "'sqlite:///path/to/robots.sqlite3' or 'redis://host:port/db'",
+            ),
+            (
+                {"DOWNLOADER_MIDDLEWARES": {**MIDDLEWARE["DOWNLOADER_MIDDLEWARES"], GUARD: None}},
+                f'add "{GUARD}": 950, to DOWNLOADER_MIDDLEWARES',
+            ),
+            (
+                {"REP_HOLD_TIMEOUT": -1},
+                "REP_HOLD_TIMEOUT must be a number of seconds from 0 to 31536000, got -1",
+            ),
+            (
+                {"REP_CRAWL_DELAY": True, "REP_CRAWL_DELAY_MAX": "inf"},
+                "REP_CRAWL_DELAY_MAX must be a number of seconds from 0 to 86400, got 'inf'",
+            ),
+            (
+                {"REP_RETRY_MAX_DELAY": "nan"},
+                "REP_RETRY_MAX_DELAY must be a number of seconds from 0 to 86400, got 'nan'",
+            ),
+            (
+                {"REP_PAUSE_DELAY": 100, "REP_PAUSE_MAX_DELAY": 1},
+                "REP_PAUSE_DELAY (100) must not exceed REP_PAUSE_MAX_DELAY (1)",
+            ),
+        ],
+        strict=True,
+    )
+]
+
+
+# Each is refused by RobotsTxtMiddleware.from_crawler, in one place (refused_at_startup): the
+# user's first ERROR line says it all (setting, value, what is accepted). In-process, every
+# case; what a real crawl shows of that path (the run stops before any request, exit status
+# non-zero, that line first, before Scrapy's traceback) for one case of each step it takes
+# there: a value, the wiring, the store.
+@pytest.mark.parametrize(("bad", "message"), BAD_SETTINGS)
+def test_bad_setting_is_refused_with_one_error_line_naming_it(
+    bad: dict[str, Any], message: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    crawler = get_crawler(settings_dict=settings(**bad))
+    with pytest.raises(SettingError) as refused:
+        RobotsTxtMiddleware.from_crawler(crawler)
+    assert message in str(refused.value)
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert [r.name for r in errors] == ["scrapy_rep"]
+    assert message in errors[0].getMessage()
+    assert errors[0].getMessage().endswith(". The crawl stops before its first request.")
+
+
 @pytest.mark.parametrize(
     ("bad", "message"),
-    [
-        (
-            {"REP_FETCH_TIMEOUT": "ten"},
-            "REP_FETCH_TIMEOUT must be a number of seconds over 0, up to 86400, got 'ten'",
-        ),
-        (
-            {"REP_USAGE_PURPOSES": ["nonsense-purpose"]},
-            "REP_USAGE_PURPOSES: unknown usage label(s) 'nonsense-purpose': the labels of "
-            "draft-ietf-aipref-vocab-08 are train-ai, ai-use, search (a list of them or a "
-            "comma-separated string)",
-        ),
-        (
-            {"REP_STORE": "mysql://x"},
-            "REP_STORE='mysql://x' is not a store URL: use 'memory://', "
-            "'sqlite:///path/to/robots.sqlite3' or 'redis://host:port/db'",
-        ),
-        (
-            {"DOWNLOADER_MIDDLEWARES": {**MIDDLEWARE["DOWNLOADER_MIDDLEWARES"], GUARD: None}},
-            f'add "{GUARD}": 950, to DOWNLOADER_MIDDLEWARES',
-        ),
-        (
-            {"REP_HOLD_TIMEOUT": -1},
-            "REP_HOLD_TIMEOUT must be a number of seconds from 0 to 31536000, got -1",
-        ),
-        (
-            {"REP_CRAWL_DELAY": True, "REP_CRAWL_DELAY_MAX": "inf"},
-            "REP_CRAWL_DELAY_MAX must be a number of seconds from 0 to 86400, got 'inf'",
-        ),
-        (
-            {"REP_RETRY_MAX_DELAY": "nan"},
-            "REP_RETRY_MAX_DELAY must be a number of seconds from 0 to 86400, got 'nan'",
-        ),
-        (
-            {"REP_PAUSE_DELAY": 100, "REP_PAUSE_MAX_DELAY": 1},
-            "REP_PAUSE_DELAY (100) must not exceed REP_PAUSE_MAX_DELAY (1)",
-        ),
-    ],
-    ids=["word", "purpose", "store", "no guard", "negative", "inf", "nan", "min above max"],
+    [case for case in BAD_SETTINGS if case.id in ("word", "no guard", "store")],
 )
 def test_bad_setting_fails_the_crawl_naming_it(
     http_server: ScriptedServer, bad: dict[str, Any], message: str

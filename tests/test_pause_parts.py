@@ -265,3 +265,47 @@ def test_a_pause_longer_than_its_limit_is_given_up_while_the_crawl_is_busy() -> 
     assert not b.called
     b_answer.callback(ok())
     assert b.called
+
+
+def test_a_site_answering_503_for_ever_is_given_up_a_minute_after_its_pause_began() -> None:
+    # Every REP_PAUSE_* default: pauses of 2, 4, 8, 16, 32 s, each probe answered 503 again
+    # (no Retry-After); its requests are given up at REP_PAUSE_GIVE_UP_AFTER (60 s), so a crawl
+    # of such a site ends within two minutes of its last page. The real crawl, with a shorter
+    # give-up: test_pauses_durable.py, test_a_site_answering_503_for_ever_ends_the_crawl.
+    from test_crawl_parts import ORIGIN as A
+    from test_crawl_parts import Parts as CrawlParts
+    from test_crawl_parts import ok
+
+    assert CrawlParts().config.pause_give_up_after == 60
+    probes: list[float] = []
+
+    def gate(request: Request) -> None:
+        """What the gate does with a released request: it probes, the site answers 503."""
+        if parts.pauses.check(A, parts.clock.seconds()) == PROBE:
+            request.meta[PROBE_META] = A
+            probes.append(parts.clock.seconds() - paused_at)
+            assert parts.pauses.answered(A, request, 503, None)
+        parts.holds.hold(A, request, until=parts.pauses)
+
+    parts = CrawlParts(ok(), crawl=gate)
+    failures: list[Failure] = []
+    parts.holds._drops = Drops(
+        Events(parts.stats, lambda: None),
+        parts.clock,
+        deliver=lambda request, failure: failures.append(failure),
+    )
+    assert parts.holds.wait(A).called
+    paused_at = parts.clock.seconds()
+    pages = [Request(f"{A}/{i}", errback=lambda failure: None) for i in range(5)]
+    assert parts.pauses.answered(A, pages[0], 503, None)
+    for page in pages:
+        parts.holds.hold(A, page, until=parts.pauses)
+    parts.advance(59.5)
+    assert parts.stats["robotstxt/pause/gave_up"] == 0
+    assert [round(t) for t in probes] == [2, 6, 14, 30]
+    parts.advance(2)
+    assert parts.stats["robotstxt/pause/gave_up"] == 1
+    assert parts.stats["robotstxt/gave_up"] == 0  # its robots.txt answered
+    assert len(failures) == 5
+    assert all(f.value.reason == "pause_gave_up" for f in failures)
+    assert all("asked to slow down" in str(f.value) for f in failures)
