@@ -280,11 +280,11 @@ def test_a_site_answering_503_for_ever_is_given_up_a_minute_after_its_pause_bega
     probes: list[float] = []
 
     def gate(request: Request) -> None:
-        """What the gate does with a released request: it probes, the site answers 503."""
-        if parts.pauses.check(A, parts.clock.seconds()) == PROBE:
-            request.meta[PROBE_META] = A
-            probes.append(parts.clock.seconds() - paused_at)
-            assert parts.pauses.answered(A, request, 503, None)
+        """A released request reaches the scheduler only as the probe (the admission marks it:
+        the others stay held); the site answers 503 and it is held again."""
+        assert request.meta[PROBE_META] == A
+        probes.append(parts.clock.seconds() - paused_at)
+        assert parts.pauses.answered(A, request, 503, None)
         parts.holds.hold(A, request, until=parts.pauses)
 
     parts = CrawlParts(ok(), crawl=gate)
