@@ -158,9 +158,10 @@ def _seconds(*texts: str) -> list[float]:
 )
 def test_hostile_input_is_linear(hostile: str) -> None:
     # Four times the input, about four times the time (a quadratic parse would take sixteen;
-    # the margin to eight absorbs a loaded machine's noise).
+    # the margin to ten absorbs a loaded machine's noise and the longer text's cache misses:
+    # 8.4 was seen once on Python 3.10 while a benchmark shared the machine).
     small, big = _seconds(hostile[: len(hostile) // 4], hostile)
-    assert big < 8 * small + 0.005
+    assert big < 10 * small + 0.005
 
 
 def test_lists_as_proxy_status_writes_them() -> None:

@@ -36,7 +36,6 @@ if TYPE_CHECKING:
 
     from scrapy_rep.core.clock import Clock
     from scrapy_rep.core.robots_file import RobotsTxt
-    from scrapy_rep.crawl._admission import Admission
     from scrapy_rep.crawl._cache import OriginState
     from scrapy_rep.crawl._drops import Drops
     from scrapy_rep.crawl._events import Events
@@ -62,6 +61,13 @@ class Awaited(Protocol):
     def wait(self, origin: str, trigger: Request | None) -> Deferred[Any]: ...
 
 
+class Readmit(Protocol):
+    """What a released request still waits for, if anything (``_admission.Admission``; a
+    protocol, as the admission imports this module)."""
+
+    def awaited(self, request: Request, origin: str, now: float) -> Awaited | None: ...
+
+
 T = TypeVar("T")
 
 
@@ -80,7 +86,7 @@ class Holds:
         on_close: Callable[[], None] = lambda: None,
         held: HeldRequests | None = None,
         pauses: Pauses | None = None,
-        admission: Admission | None = None,
+        admission: Readmit | None = None,
     ) -> None:
         """``admission`` says what a released request still waits for; ``crawl`` sends a
         request to the scheduler (``engine.crawl``); ``closing`` says
