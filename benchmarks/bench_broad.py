@@ -417,7 +417,7 @@ def _paused(
     return total
 
 
-def measure(run: Run, judge: Judge) -> dict[str, float]:
+def measure(run: Run, judge: Judge, per_domain: int) -> dict[str, float]:
     stats = run.get("stats")
     times = sorted(
         t
@@ -452,6 +452,11 @@ def measure(run: Run, judge: Judge) -> dict[str, float]:
     robots = run.get("robots_requests")
     per_live = [robots.get(s.netloc, 0) for s in judge.by_host.values() if s.kind in LIVE]
     responses = stats.get("downloader/response_count", 0)
+    most = [
+        n
+        for netloc, n in run.get("most_in_downloader").items()
+        if netloc in judge.by_netloc and judge.by_netloc[netloc].kind in LIVE
+    ]
     return {
         "t95": times[need - 1] if len(times) >= need else math.nan,
         "allowed_got": len(times),
@@ -470,6 +475,8 @@ def measure(run: Run, judge: Judge) -> dict[str, float]:
         "robots_max": max(per_live, default=0),
         "responses": responses,
         "closed": run.get("closed"),
+        "most_at_once": max(most, default=0),
+        "over_limit": sum(n > per_domain for n in most),
     }
 
 
@@ -492,6 +499,8 @@ ROWS: list[tuple[str, str, str]] = [
     ("robots_mean", "robots.txt requests per live site, mean", "{:.2f}"),
     ("robots_max", "robots.txt requests per live site, max", "{:.0f}"),
     ("responses", "responses downloaded", "{:.0f}"),
+    ("most_at_once", "most requests of one live site in the downloader at once", "{:.0f}"),
+    ("over_limit", "  live sites that had more than the per-domain limit at once", "{:.0f}"),
     ("closed", "spider closed at, s", "{:.1f}"),
 ]
 
@@ -607,7 +616,9 @@ def broad(args: argparse.Namespace) -> None:
                     )
                     key = (size, variant.name)
                     errors.setdefault(key, []).extend([run.error] if run.error else [])
-                    summary = measure(run, judges[size]) if run.error is None else None
+                    summary = None
+                    if run.error is None:
+                        summary = measure(run, judges[size], args.per_domain)
                     results.setdefault(key, []).append(summary)
                     if args.keep is not None and run.error is None:
                         name = f"{size}-{variant.name.replace(' ', '_')}-r{round_no}.json"

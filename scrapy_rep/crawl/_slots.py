@@ -125,6 +125,9 @@ class Slots:
             del self._count[key]
         if key in self._waiters:
             self._wake(key)
+        elif not count:
+            # Nothing of this slot here any more: kept per slot in flight, not per site seen.
+            del self._limit[key]
 
     def taken(self, pairs: list[tuple[Request, Any]]) -> list[tuple[Request, Any]]:
         """Requests taken out of their slot's queue before downloading (a pause sends them
