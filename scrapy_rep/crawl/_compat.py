@@ -41,6 +41,7 @@ __all__ = [
     "dupefilter_seen",
     "fail_startup",
     "in_flight",
+    "in_slot",
     "leave_active",
     "process_request",
     "rejoin_active",
@@ -224,6 +225,22 @@ def slot_limit(engine: Any, request: Request) -> tuple[str, int, bool]:
     else:
         key, slot = downloader._get_slot(request, engine.spider)
     return key, slot.concurrency, slot.delay > 0
+
+
+def in_slot(engine: Any, request: Request, waiting: bool) -> None:
+    """Count ``request``, waiting for a place in its download slot, in the slot's ``active``
+    (``waiting``), or no longer. Every version's ``Slot.active`` holds the requests in the slot,
+    queued or downloading (from ``_enqueue_request``, which adds it again, until its download
+    is over); it is what Scrapy's ``DownloaderAwarePriorityQueue`` ranks slots by, so a slot's
+    waiting requests make it look as busy as a slot's queue does on Scrapy < 2.14 (and keep the
+    slot from the downloader's slot garbage collection). Reached only where ``slots_burst``:
+    Scrapy >= 2.14's ``_get_slot(request)``.
+    """
+    _, slot = engine.downloader._get_slot(request)
+    if waiting:
+        slot.active.add(request)
+    else:
+        slot.active.discard(request)
 
 
 def in_flight(engine: Any, request: Request) -> bool:

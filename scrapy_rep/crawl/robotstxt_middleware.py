@@ -611,16 +611,22 @@ class RobotsTxtMiddleware:
         the bound, else in its place there (the engine then backs out, as it would for a
         request queued in a slot). Its route may have paused meanwhile: back it goes then, and
         its place to the next."""
-        slots = self._slots
+        slots, engine = self._slots, self.crawler.engine
         assert slots is not None
         waiter = slots.wait("", request)
-        if slots.goes_off_active():
-            try:
-                await self._off_active(waiter, request)
-            finally:
-                slots.back_on_active()
-        else:
-            await maybe_deferred_to_future(waiter)
+        # Counted in its Scrapy slot meanwhile: the downloader-aware queue then ranks the
+        # slot as busy, and feeds other sites.
+        _compat.in_slot(engine, request, waiting=True)
+        try:
+            if slots.goes_off_active():
+                try:
+                    await self._off_active(waiter, request)
+                finally:
+                    slots.back_on_active()
+            else:
+                await maybe_deferred_to_future(waiter)
+        finally:
+            _compat.in_slot(engine, request, waiting=False)
         back = self._paused_since(request)
         if back is not None:
             slots.left(request)
