@@ -26,9 +26,10 @@ Variants: ``ROBOTSTXT_OBEY = False``, Scrapy's built-in middleware (Protego), sc
 add-on, memory store, ``REP_HOLD_TIMEOUT = --hold-timeout`` so requests held for failing sites
 are dropped and the crawl ends). Optional: ``scrapy_rep sqlite`` (a fresh SQLite store per
 crawl) and, with ``--old SRC``, ``scrapy_rep (old)`` (the add-on of the ``scrapy_rep`` found in
-SRC, a checkout of an earlier commit). Each crawl runs in its own process (``_broad_crawl.py``);
-every round runs each (size, variant) once, sizes and variants interleaved, the variants' order
-rotated from round to round. Measures, per crawl:
+SRC, a checkout of an earlier commit) and ``scrapy_rep unlimited`` (``REP_SLOT_CONCURRENCY =
+False``: what holding each slot's concurrency costs). Each crawl runs in its own process
+(``_broad_crawl.py``); every round runs each (size, variant) once, sizes and variants
+interleaved, the variants' order rotated from round to round. Measures, per crawl:
 
 - time to 95 % of the allowed pages: from ``spider_opened`` until the spider has 95 % of the
   pages of the sites with a robots.txt (or a 404) that Google's rules allow (judged with
@@ -339,6 +340,9 @@ def variants(
         Variant(BUILTIN, {"ROBOTSTXT_OBEY": True}),
         Variant(REP, ours),
     ]
+    if "scrapy_rep unlimited" in only:
+        # What the slot limit costs: scrapy-rep without it (Scrapy >= 2.14's burst).
+        table.append(Variant("scrapy_rep unlimited", {**ours, "REP_SLOT_CONCURRENCY": False}))
     if "scrapy_rep sqlite" in only:
         table.append(Variant("scrapy_rep sqlite", ours, sqlite=True))
     if old is not None:
