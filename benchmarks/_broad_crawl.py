@@ -179,6 +179,10 @@ class BroadSpider(scrapy.Spider):
         self.page_urls: list[str] = []
         self.page_times: list[float] = []
         self.pulled = 0
+        # Per site: requests in the downloader now (request_reached_downloader until
+        # request_left_downloader), and the most at once.
+        self.in_downloader: Counter[str] = Counter()
+        self.most_in_downloader: dict[str, int] = {}
         self.timeline: list[list[float]] = []
         self._sampler: Any = None
 
@@ -189,6 +193,7 @@ class BroadSpider(scrapy.Spider):
         crawler.signals.connect(spider.on_scheduled, signals.request_scheduled)
         crawler.signals.connect(spider.on_reached, signals.request_reached_downloader)
         crawler.signals.connect(spider.on_downloaded, signals.response_downloaded)
+        crawler.signals.connect(spider.on_left, signals.request_left_downloader)
         return spider
 
     def _requests(self) -> Iterator[Request]:
@@ -236,6 +241,9 @@ class BroadSpider(scrapy.Spider):
 
     def on_reached(self, request: Request, spider: scrapy.Spider) -> None:
         url = urlparse_cached(request)
+        now = self.in_downloader[url.netloc] = self.in_downloader[url.netloc] + 1
+        if now > self.most_in_downloader.get(url.netloc, 0):
+            self.most_in_downloader[url.netloc] = now
         if url.path == "/robots.txt":
             self.robots[url.netloc] += 1
         else:
@@ -247,6 +255,9 @@ class BroadSpider(scrapy.Spider):
                     self.turns_to_first_page[url.netloc] = turns
                 # Waited for robots.txt at the final gate (scrapy-rep), or was held.
                 self.first_page_waited[url.netloc] = request.meta.get("_rep_admitted") == "first"
+
+    def on_left(self, request: Request, spider: scrapy.Spider) -> None:
+        self.in_downloader[urlparse_cached(request).netloc] -= 1
 
     def on_downloaded(self, response: Response, request: Request, spider: scrapy.Spider) -> None:
         url = urlparse_cached(request)
@@ -337,6 +348,7 @@ def main(config_path: str) -> int:
         "first_page_latency": latency,
         "robots_requests": dict(spider.robots),
         "page_requests": dict(spider.page_requests),
+        "most_in_downloader": spider.most_in_downloader,
         "first_page_sent": spider.first_page_sent,
         "first_page_waited": spider.first_page_waited,
         "turns_to_first_page": spider.turns_to_first_page,

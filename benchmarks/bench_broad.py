@@ -26,9 +26,10 @@ Variants: ``ROBOTSTXT_OBEY = False``, Scrapy's built-in middleware (Protego), sc
 add-on, memory store, ``REP_HOLD_TIMEOUT = --hold-timeout`` so requests held for failing sites
 are dropped and the crawl ends). Optional: ``scrapy_rep sqlite`` (a fresh SQLite store per
 crawl) and, with ``--old SRC``, ``scrapy_rep (old)`` (the add-on of the ``scrapy_rep`` found in
-SRC, a checkout of an earlier commit). Each crawl runs in its own process (``_broad_crawl.py``);
-every round runs each (size, variant) once, sizes and variants interleaved, the variants' order
-rotated from round to round. Measures, per crawl:
+SRC, a checkout of an earlier commit) and ``scrapy_rep unlimited`` (``REP_SLOT_CONCURRENCY =
+False``: what holding each slot's concurrency costs). Each crawl runs in its own process
+(``_broad_crawl.py``); every round runs each (size, variant) once, sizes and variants
+interleaved, the variants' order rotated from round to round. Measures, per crawl:
 
 - time to 95 % of the allowed pages: from ``spider_opened`` until the spider has 95 % of the
   pages of the sites with a robots.txt (or a 404) that Google's rules allow (judged with
@@ -339,6 +340,9 @@ def variants(
         Variant(BUILTIN, {"ROBOTSTXT_OBEY": True}),
         Variant(REP, ours),
     ]
+    if "scrapy_rep unlimited" in only:
+        # What the slot limit costs: scrapy-rep without it (Scrapy >= 2.14's burst).
+        table.append(Variant("scrapy_rep unlimited", {**ours, "REP_SLOT_CONCURRENCY": False}))
     if "scrapy_rep sqlite" in only:
         table.append(Variant("scrapy_rep sqlite", ours, sqlite=True))
     if old is not None:
@@ -417,7 +421,7 @@ def _paused(
     return total
 
 
-def measure(run: Run, judge: Judge) -> dict[str, float]:
+def measure(run: Run, judge: Judge, per_domain: int) -> dict[str, float]:
     stats = run.get("stats")
     times = sorted(
         t
@@ -452,6 +456,11 @@ def measure(run: Run, judge: Judge) -> dict[str, float]:
     robots = run.get("robots_requests")
     per_live = [robots.get(s.netloc, 0) for s in judge.by_host.values() if s.kind in LIVE]
     responses = stats.get("downloader/response_count", 0)
+    most = [
+        n
+        for netloc, n in run.get("most_in_downloader").items()
+        if netloc in judge.by_netloc and judge.by_netloc[netloc].kind in LIVE
+    ]
     return {
         "t95": times[need - 1] if len(times) >= need else math.nan,
         "allowed_got": len(times),
@@ -470,6 +479,8 @@ def measure(run: Run, judge: Judge) -> dict[str, float]:
         "robots_max": max(per_live, default=0),
         "responses": responses,
         "closed": run.get("closed"),
+        "most_at_once": max(most, default=0),
+        "over_limit": sum(n > per_domain for n in most),
     }
 
 
@@ -492,6 +503,8 @@ ROWS: list[tuple[str, str, str]] = [
     ("robots_mean", "robots.txt requests per live site, mean", "{:.2f}"),
     ("robots_max", "robots.txt requests per live site, max", "{:.0f}"),
     ("responses", "responses downloaded", "{:.0f}"),
+    ("most_at_once", "most requests of one live site in the downloader at once", "{:.0f}"),
+    ("over_limit", "  live sites that had more than the per-domain limit at once", "{:.0f}"),
     ("closed", "spider closed at, s", "{:.1f}"),
 ]
 
@@ -607,7 +620,9 @@ def broad(args: argparse.Namespace) -> None:
                     )
                     key = (size, variant.name)
                     errors.setdefault(key, []).extend([run.error] if run.error else [])
-                    summary = measure(run, judges[size]) if run.error is None else None
+                    summary = None
+                    if run.error is None:
+                        summary = measure(run, judges[size], args.per_domain)
                     results.setdefault(key, []).append(summary)
                     if args.keep is not None and run.error is None:
                         name = f"{size}-{variant.name.replace(' ', '_')}-r{round_no}.json"

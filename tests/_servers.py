@@ -187,6 +187,8 @@ class Seen:
     bytes_sent: int = 0
     finished: float | None = None
     client_closed: bool = False
+    #: When the answer began to be written: the client cannot have it earlier.
+    answered: float | None = None
 
 
 @dataclass
@@ -489,6 +491,7 @@ class ScriptedServer:
         if headers.get("Location", "").startswith("/"):
             headers["Location"] = urljoin(self.url(seen.path), headers["Location"])
         seen.status = reply.status
+        seen.answered = time.monotonic()
         h.send_response(reply.status)
         for name, value in headers.items():
             # A callable is asked at answer time (a Retry-After date relative to now); a list

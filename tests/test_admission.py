@@ -32,6 +32,7 @@ from scrapy_rep.crawl._drops import Drops
 from scrapy_rep.crawl._events import Events
 from scrapy_rep.crawl._pauses import PROBE_META, route
 from scrapy_rep.crawl._settings import MiddlewareSettings
+from scrapy_rep.crawl._slots import Slots
 from scrapy_rep.crawl._verdict import Verdicts
 from scrapy_rep.storage.results import MemoryStore
 
@@ -294,6 +295,30 @@ def test_the_last_look_sends_back_only_an_admitted_request_whose_route_paused() 
     harness.pause("paused")
     assert harness.admission.leaving(request)
     assert not harness.admission.leaving(Request(URL))  # not admitted here
+
+
+def test_concurrency_comes_last_and_only_where_slots_are_held() -> None:
+    """Step 6: after the pause's last look, a request over its slot's concurrency waits for a
+    place (``Wait(slots)``); without slots held (Scrapy holds them) every request has room."""
+    harness = Harness()
+    harness.robots("rules")
+    first, second, third = (Request(f"{URL}/{i}") for i in range(3))
+    assert harness.admission.room(first) is None
+    slots = Slots(
+        slot_of=lambda request: ("a.test", 2, False),
+        in_flight=lambda request: True,
+        bound=4,
+        events=Events(get_crawler(Spider).stats, lambda: None),
+        clock=harness.clock,
+    )
+    harness.admission.hold_slots(slots)
+    assert harness.admission.room(first) is None
+    assert harness.admission.room(second) is None
+    waiting = harness.admission.room(third)
+    assert isinstance(waiting, Wait)
+    assert waiting.awaited is slots
+    harness.pause("paused")
+    assert harness.admission.decide(third, ORIGIN, START, "download") == Wait(harness.parts.pauses)
 
 
 def test_deciding_a_current_token_allocates_nothing_per_request() -> None:

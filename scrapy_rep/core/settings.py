@@ -363,6 +363,14 @@ SETTINGS: Mapping[str, Setting[Any]] = {
             _seconds(_YEAR),
             "seconds paused after which the crawl stops waiting for the origin (0: never)",
         ),
+        # On: a site sees at most the concurrency its settings promise, which Scrapy >= 2.14
+        # with the asyncio reactor and no download delay does not hold by itself.
+        Setting(
+            "REP_SLOT_CONCURRENCY",
+            True,
+            _SWITCH,
+            "hold each download slot's concurrency where Scrapy does not (>= 2.14, no delay)",
+        ),
         Setting(
             "REP_PARSED_CACHE_SIZE",
             4096,

@@ -55,6 +55,9 @@ __all__ = [
     "RESCHEDULED",
     "ROBOTSTXT_FETCH",
     "SCHEME_REFUSED",
+    "SLOT_WAITED",
+    "SLOT_WAITED_IN_PLACE",
+    "SLOT_WAITING_MAX",
     "STALE_SERVED",
     "STORE_ERROR",
     "STORE_HIT",
@@ -118,6 +121,12 @@ CRAWL_DELAY_IGNORED = "robotstxt/crawl_delay_ignored"
 #: Requests sent back to the gate from the downloader (their origin became unknown or
 #: unreachable after the gate allowed them).
 RESCHEDULED = "robotstxt/rescheduled"
+#: Requests that waited for a place in their download slot (Scrapy >= 2.14 would have started
+#: them over the slot's concurrency); the most waiting at once; those that waited in their
+#: ``Downloader.active`` place (past the bound).
+SLOT_WAITED = "robotstxt/slot/waited"
+SLOT_WAITING_MAX = "robotstxt/slot/waiting_max"
+SLOT_WAITED_IN_PLACE = "robotstxt/slot/waited_in_place"
 
 # -- origins --------------------------------------------------------------------------------
 UNREACHABLE = "robotstxt/unreachable"

@@ -14,6 +14,8 @@ guard's last look. No per-origin condition is tested anywhere else. The order:
    refusal drops.
 4. The route's pause (SPEC H), last: a request that will be dropped is never held for it.
 5. Go; before download, with the origin's Crawl-delay on its download slot.
+6. Concurrency, at the guard's last look only (``room``), where Scrapy does not hold it
+   (``_slots``): a request over its download slot's concurrency waits for a place there.
 
 What the gate decided travels with the request as its token (``ADMITTED``, through the
 scheduler, JOBDIR and Redis): the combined generation of the states it was judged by and their
@@ -45,6 +47,7 @@ if TYPE_CHECKING:
     from scrapy_rep.crawl._holds import Awaited
     from scrapy_rep.crawl._pauses import Pauses
     from scrapy_rep.crawl._resolver import Resolver
+    from scrapy_rep.crawl._slots import Slots
     from scrapy_rep.crawl._verdict import Known
 
 __all__ = [
@@ -185,6 +188,14 @@ class Admission:
         #: An unknown origin's first request may go on unresolved (not where held requests are
         #: durable: there every one is held, so that a crash loses none).
         self.first_through = False
+        self._slots: Slots | None = None
+        self._wait_slot: Wait | None = None
+
+    def hold_slots(self, slots: Slots) -> None:
+        """Hold each download slot's concurrency at the last look (step 6): where Scrapy does
+        not (``_compat.slots_burst``)."""
+        self._slots = slots
+        self._wait_slot = Wait(slots)
 
     def decide(self, request: Request, origin: str, now: float, at: Point) -> Decision:
         """The answer for ``request`` (of ``origin``) at ``at``, in the order of the module
@@ -309,6 +320,16 @@ class Admission:
             return False
         origin = self.origin(request)
         return origin is not None and self.paused(origin, request, self._clock.seconds())
+
+    def room(self, request: Request) -> Wait | None:
+        """Step 6, after ``leaving``: None when ``request`` may enter its download slot now
+        (counted there until it leaves the downloader), else a wait for a place. Every request
+        counts, as Scrapy counts it in the slot: pages, robots.txt and usage-document fetches,
+        ``engine.download`` callers, ``dont_obey_robotstxt`` ones."""
+        slots = self._slots
+        if slots is None or slots.enter(request):
+            return None
+        return self._wait_slot
 
     def send_back(self, request: Request) -> Request:
         """``request`` on its way back to the scheduler, to be admitted again (held, if it

@@ -281,6 +281,10 @@ class Events:
     def count(self, stat: str, n: int = 1) -> None:
         self._stats.inc_value(stat, n)
 
+    def most(self, stat: str, value: int) -> None:
+        """``stat`` is the largest ``value`` seen."""
+        self._stats.max_value(stat, value)
+
     def refused(self, request: Request, why: Why, where: Where) -> None:
         """``request`` refused by a gate (``why.reason``: "disallowed" or "usage")."""
         when = "before scheduling" if where == "before_schedule" else "before download"

@@ -180,6 +180,7 @@ class MiddlewareSettings:
     pause_delay: float = default("REP_PAUSE_DELAY")
     pause_max_delay: float = default("REP_PAUSE_MAX_DELAY")
     pause_give_up_after: float = default("REP_PAUSE_GIVE_UP_AFTER")
+    slot_concurrency: bool = default("REP_SLOT_CONCURRENCY")
     #: REP_USAGE_SOURCES: tdmrep.json and what the project adds.
     usage_documents: tuple[UsageDocument, ...] = field(
         default_factory=lambda: usage_documents(Settings())
@@ -226,6 +227,7 @@ class MiddlewareSettings:
             pause_delay=_setting(settings, "REP_PAUSE_DELAY"),
             pause_max_delay=_setting(settings, "REP_PAUSE_MAX_DELAY"),
             pause_give_up_after=_setting(settings, "REP_PAUSE_GIVE_UP_AFTER"),
+            slot_concurrency=_setting(settings, "REP_SLOT_CONCURRENCY"),
         )
 
 

@@ -11,13 +11,16 @@ pass on their way (SPEC B2):
   with ``TRUNCATED_FLAG`` and drops ``Content-Encoding``; ``Accept-Encoding`` is set to what it
   can decode that way.
 
-Pages' "slow down" answers (SPEC H) are handed to ``PageAnswers`` (``_page_answers.py``): a
-page's last look before its slot, its answer before RetryMiddleware (550) and the HTTP cache
-(900), and a probe's failure. Pages are otherwise not touched.
+Every request's last look before its download slot (``leaving``: the admission's, through the
+middleware: a page whose route paused since goes back; a request over its slot's concurrency
+waits, where Scrapy does not hold it). Pages' "slow down" answers (SPEC H) are handed to
+``PageAnswers`` (``_page_answers.py``): a page's answer before RetryMiddleware (550) and the
+HTTP cache (900), and a probe's failure. Pages are otherwise not touched.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from scrapy.exceptions import IgnoreRequest, NotConfigured
@@ -27,6 +30,7 @@ from scrapy.utils.misc import load_object
 from scrapy_rep.core.decode import ACCEPT_ENCODING, decode, split_codings
 from scrapy_rep.core.origin import ROBOTS_SCHEMES
 from scrapy_rep.core.parser import MAX_BODY_BYTES
+from scrapy_rep.crawl import _compat
 from scrapy_rep.crawl._events import Events
 
 if TYPE_CHECKING:
@@ -57,9 +61,7 @@ _COMPRESSION = "scrapy.downloadermiddlewares.httpcompression.HttpCompressionMidd
 
 
 class PageAnswers(Protocol):
-    """What is done with pages leaving and their answers (SPEC H): ``_page_answers``."""
-
-    def page_leaving(self, request: Request) -> Request | None: ...
+    """What is done with pages' answers (SPEC H): ``_page_answers``."""
 
     def page_answered(self, request: Request, response: Response) -> Response | Request: ...
 
@@ -74,6 +76,10 @@ class RobotsTxtGuard:
         #: Who is told of pages' answers: scrapy_rep's RobotsTxtMiddleware sets its PageAnswers
         #: here when the spider opens (None: it is not enabled, or pauses are off).
         self.page_answers: PageAnswers | None = None
+        #: The last look before the download slot, set by RobotsTxtMiddleware when the spider
+        #: opens (None: nothing to look at): None to go on, a Request to send back, or a
+        #: coroutine waiting for a place in the slot.
+        self.leaving: Callable[[Request], Any] | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RobotsTxtGuard:
@@ -81,18 +87,17 @@ class RobotsTxtGuard:
             raise NotConfigured("ROBOTSTXT_OBEY is False")
         return cls(crawler)
 
-    def process_request(self, request: Request, spider: Spider | None = None) -> Request | None:
-        if not request.meta.get(ROBOTS_META):
-            # The last look before the download slot: a page of an origin paused since it
-            # passed the final gate (SPEC H) goes back instead of out.
-            page_answers = self.page_answers
-            return None if page_answers is None else page_answers.page_leaving(request)
-        scheme = urlparse_cached(request).scheme
-        if scheme not in ROBOTS_SCHEMES:
-            self._events.scheme_refused(request.url, scheme)
-            raise IgnoreRequest(f"robots.txt request to a {scheme}: URL refused")
-        request.headers[b"Accept-Encoding"] = ACCEPT_ENCODING
-        return None
+    def _last_look(self, request: Request) -> Any:
+        if request.meta.get(ROBOTS_META):
+            scheme = urlparse_cached(request).scheme
+            if scheme not in ROBOTS_SCHEMES:
+                self._events.scheme_refused(request.url, scheme)
+                raise IgnoreRequest(f"robots.txt request to a {scheme}: URL refused")
+            request.headers[b"Accept-Encoding"] = ACCEPT_ENCODING
+        leaving = self.leaving
+        return None if leaving is None else leaving(request)
+
+    process_request = _compat.process_request(_last_look)
 
     def process_response(
         self, request: Request, response: Response, spider: Spider | None = None

@@ -55,9 +55,10 @@ from scrapy_rep.crawl._settings import (
     refused_at_startup,
     warn_unknown_settings,
 )
+from scrapy_rep.crawl._slots import Slots
 from scrapy_rep.crawl._tokens import settings_tokens
 from scrapy_rep.crawl._verdict import Verdicts
-from scrapy_rep.crawl.guard_middleware import RobotsTxtGuard, check_wiring
+from scrapy_rep.crawl.guard_middleware import ROBOTS_META, RobotsTxtGuard, check_wiring
 from scrapy_rep.crawl.robot_parser import RobotParser
 from scrapy_rep.storage.held import open_held
 from scrapy_rep.storage.results import RobotsStore, StoredPause
@@ -163,12 +164,20 @@ class RobotsTxtMiddleware:
             count_response=lambda request, response: _compat.count_response(
                 crawler, request, response
             ),
-            take_queued=lambda wanted: _compat.take_queued(crawler.engine, wanted),
+            take_queued=self._take_queued,
         )
         # A route that pauses sends back its requests waiting in a download slot.
         components.pauses.evict = self._page_answers.evict
+        # Each download slot's concurrency, where Scrapy does not hold it (set when the spider
+        # opens).
+        self._slots: Slots | None = None
         # Scrapy's own dupefilter, when it is the scheduler's (set when the spider opens).
         self._dupefilter_seen: tuple[Callable[[Request], Any], Collection[Any]] | None = None
+
+    def _take_queued(self, wanted: Callable[[Request], bool]) -> list[tuple[Request, Any]]:
+        taken = _compat.take_queued(self.crawler.engine, wanted)
+        # Taken out before their download: their slot places free now.
+        return taken if self._slots is None else self._slots.taken(taken)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RobotsTxtMiddleware:
@@ -549,9 +558,11 @@ class RobotsTxtMiddleware:
         self._holds.open(held, seen=getattr(dupefilter, "request_seen", None))
         self._admission.first_through = held.next_run is None
         self._dupefilter_seen = _compat.dupefilter_seen(self.crawler.engine)
+        guard = _compat.downloader_middleware(self.crawler, RobotsTxtGuard)
+        if guard is not None:
+            self._hold_slots(guard)
         if not self._pause_on:
             return
-        guard = _compat.downloader_middleware(self.crawler, RobotsTxtGuard)
         if guard is not None:
             guard.page_answers = self._page_answers
             self.crawler.signals.connect(
@@ -560,10 +571,73 @@ class RobotsTxtMiddleware:
         # The engine awaits this handler: the first request waits for the pauses the store keeps.
         await maybe_deferred_to_future(self._pauses.open())
 
+    def _hold_slots(self, guard: RobotsTxtGuard) -> None:
+        """Give the guard its last look: the pause (if on) and, where Scrapy does not hold a
+        download slot's concurrency (``_compat.slots_burst``) and REP_SLOT_CONCURRENCY is on,
+        the slot's."""
+        engine = self.crawler.engine
+        if self._config.slot_concurrency and _compat.slots_burst():
+            slots = Slots(
+                slot_of=lambda request: _compat.slot_limit(engine, request),
+                in_flight=lambda request: _compat.in_flight(engine, request),
+                # Never more waiting off the downloader's places than it has places, twice.
+                bound=2 * self._concurrent_requests,
+                events=self._events,
+                clock=self._clock,
+            )
+            self._slots = slots
+            self._admission.hold_slots(slots)
+            self.crawler.signals.connect(slots.left, signal=signals.request_left_downloader)
+        if self._slots is not None or self._pause_on:
+            guard.leaving = self._leaving
+
+    def _leaving(self, request: Request) -> Request | Coroutine[Any, Any, Request | None] | None:
+        """The guard's last look (the admission's ``leaving`` then ``room``): a page whose
+        route paused since goes back; a request over its slot's concurrency waits."""
+        back = self._paused_since(request)
+        if back is not None:
+            return back
+        if self._admission.room(request) is None:
+            return None
+        return self._slot_wait(request)
+
+    def _paused_since(self, request: Request) -> Request | None:
+        if not self._pause_on or request.meta.get(ROBOTS_META):
+            return None
+        return self._page_answers.page_leaving(request)
+
+    async def _slot_wait(self, request: Request) -> Request | None:
+        """Wait for a place in ``request``'s download slot: off ``Downloader.active`` within
+        the bound, else in its place there (the engine then backs out, as it would for a
+        request queued in a slot). Its route may have paused meanwhile: back it goes then, and
+        its place to the next."""
+        slots, engine = self._slots, self.crawler.engine
+        assert slots is not None
+        waiter = slots.wait("", request)
+        # Counted in its Scrapy slot meanwhile: the downloader-aware queue then ranks the
+        # slot as busy, and feeds other sites.
+        _compat.in_slot(engine, request, waiting=True)
+        try:
+            if slots.goes_off_active():
+                try:
+                    await self._off_active(waiter, request)
+                finally:
+                    slots.back_on_active()
+            else:
+                await maybe_deferred_to_future(waiter)
+        finally:
+            _compat.in_slot(engine, request, waiting=False)
+        back = self._paused_since(request)
+        if back is not None:
+            slots.left(request)
+        return back
+
     async def _on_closed(self, spider: Spider, reason: str = "") -> None:
         # Every waiting request let go, then no more fetches (if a close request did not
         # already: the holds notice one on their tick).
         self._holds.let_go()
+        if self._slots is not None:
+            self._slots.let_go()
         self._drops.summarize()
         closed = maybeDeferred(self._store.close)
         closed.addErrback(lambda failure: self._events.store_failed(failure.getErrorMessage()))

@@ -1,0 +1,169 @@
+"""``Slots``: each download slot's concurrency, held where Scrapy does not hold it.
+
+From Scrapy 2.14, with the asyncio reactor and a slot delay of 0, the downloader starts a slot's
+whole queue at once (each download is a task that enters ``slot.transferring`` only when it
+first runs). The admission's last look (at ``RobotsTxtGuard``, after every other middleware)
+asks here: a request goes if its slot has fewer requests let through and not yet left the
+downloader (``request_left_downloader``) than the slot's concurrency, else it waits, FIFO, and
+goes when a place of its slot frees (the place passes to it directly: no race).
+
+A waiting request takes no downloader place while the requests waiting off it number fewer than
+``bound`` (the crawl's; past it a request waits in its place in ``Downloader.active``, as a
+request queued in a slot does on Scrapy < 2.14, so the engine backs out and the rest stays in
+the scheduler). The engine counts a waiting request in progress, as one queued in a slot:
+when the crawl closes they go in turn, as Scrapy downloads a slot's queue before closing.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
+
+from twisted.internet.defer import Deferred
+from twisted.internet.task import LoopingCall
+
+from scrapy_rep.core.stats import SLOT_WAITED, SLOT_WAITED_IN_PLACE, SLOT_WAITING_MAX
+
+if TYPE_CHECKING:
+    from scrapy.http import Request
+
+    from scrapy_rep.core.clock import Clock
+    from scrapy_rep.crawl._events import Events
+
+__all__ = ["SlotLimit", "Slots"]
+
+#: A request's slot as Scrapy has it: its key, its concurrency, and whether Scrapy holds that
+#: concurrency itself (a slot delay above 0: its queue starts one request per delay).
+SlotLimit = tuple[str, int, bool]
+
+
+class Slots:
+    def __init__(
+        self,
+        *,
+        slot_of: Callable[[Request], SlotLimit],
+        in_flight: Callable[[Request], bool],
+        bound: int,
+        events: Events,
+        clock: Clock,
+    ) -> None:
+        """``slot_of``: a request's slot (``_compat.slot_limit``); ``in_flight``: is a request
+        still in ``Downloader.active`` (one let through that is not has left the downloader
+        without the signal: a middleware above the guard answered it); ``bound``: how many may
+        wait off ``Downloader.active`` at once, in the whole crawl."""
+        self._slot_of = slot_of
+        self._in_flight = in_flight
+        self._bound = bound
+        self._events = events
+        #: Requests let through, by their slot's key, until they leave the downloader.
+        self._through: dict[Request, str] = {}
+        self._count: dict[str, int] = {}
+        #: The concurrency each slot was last seen with.
+        self._limit: dict[str, int] = {}
+        self._waiters: dict[str, deque[tuple[Request, Deferred[None]]]] = {}
+        self._waiting = 0
+        self._most = 0
+        #: Waiting requests off ``Downloader.active`` (at most ``bound``).
+        self.off = 0
+        # While requests wait: free the places of requests that left without the signal.
+        self._tick = LoopingCall(self._look)
+        self._tick.clock = cast(Any, clock)
+
+    @property
+    def name(self) -> str:
+        return "a place in its download slot"
+
+    def enter(self, request: Request) -> bool:
+        """May ``request`` go now? If so it is counted in its slot until it leaves."""
+        key, concurrency, held_by_scrapy = self._slot_of(request)
+        self._limit[key] = concurrency
+        count = self._count.get(key, 0)
+        if held_by_scrapy or concurrency < 1 or (count < concurrency and key not in self._waiters):
+            # Counted even where Scrapy holds the limit: right should the slot's delay drop.
+            self._through[request] = key
+            self._count[key] = count + 1
+            return True
+        return False
+
+    def wait(self, origin: str, request: Request | None) -> Deferred[None]:
+        """A Deferred fired when ``request`` (refused by ``enter``) has its place."""
+        assert request is not None
+        key, _, _ = self._slot_of(request)
+        waiter: Deferred[None] = Deferred()
+        self._waiters.setdefault(key, deque()).append((request, waiter))
+        self._waiting += 1
+        self._events.count(SLOT_WAITED)
+        if self._waiting > self._most:
+            self._most = self._waiting
+            self._events.most(SLOT_WAITING_MAX, self._most)
+        if not self._tick.running:
+            self._tick.start(1.0, now=False)
+        return waiter
+
+    def goes_off_active(self) -> bool:
+        """May the request about to wait leave ``Downloader.active``? (Within ``bound``;
+        ``back_on_active`` when its wait is over.)"""
+        if self.off < self._bound:
+            self.off += 1
+            return True
+        self._events.count(SLOT_WAITED_IN_PLACE)
+        return False
+
+    def back_on_active(self) -> None:
+        self.off -= 1
+
+    def left(self, request: Request, spider: object = None) -> None:
+        """``request_left_downloader``: its place goes to its slot's first waiter."""
+        key = self._through.pop(request, None)
+        if key is None:
+            return
+        count = self._count[key] - 1
+        if count:
+            self._count[key] = count
+        else:
+            del self._count[key]
+        if key in self._waiters:
+            self._wake(key)
+        elif not count:
+            # Nothing of this slot here any more: kept per slot in flight, not per site seen.
+            del self._limit[key]
+
+    def taken(self, pairs: list[tuple[Request, Any]]) -> list[tuple[Request, Any]]:
+        """Requests taken out of their slot's queue before downloading (a pause sends them
+        back): they never get ``request_left_downloader``, so their places free here."""
+        for request, _ in pairs:
+            self.left(request)
+        return pairs
+
+    def _wake(self, key: str) -> None:
+        waiters = self._waiters[key]
+        limit = self._limit.get(key, 1)
+        while waiters and self._count.get(key, 0) < limit:
+            request, waiter = waiters.popleft()
+            self._waiting -= 1
+            self._through[request] = key
+            self._count[key] = self._count.get(key, 0) + 1
+            waiter.callback(None)
+        if not waiters:
+            del self._waiters[key]
+        if not self._waiters and self._tick.running:
+            self._tick.stop()
+
+    def _look(self) -> None:
+        for request in [request for request in self._through if not self._in_flight(request)]:
+            self.left(request)
+
+    def let_go(self) -> None:
+        """The spider closed: any request still waiting goes (none should: the engine waits
+        for them before closing), so that none is left unanswered."""
+        if self._tick.running:
+            self._tick.stop()
+        waiters, self._waiters = self._waiters, {}
+        self._waiting = 0
+        for queue in waiters.values():
+            for _, waiter in queue:
+                waiter.callback(None)
+
+    def busy(self) -> bool:
+        return bool(self._waiters)

@@ -1,0 +1,159 @@
+"""Each download slot's concurrency (crawl/_slots.py) on ``task.Clock``: counting until a
+request leaves the downloader, FIFO waiters and the place passed to the first, the bound on
+waiting off ``Downloader.active``, the sweep of places left without the signal, close."""
+
+from __future__ import annotations
+
+from scrapy import Spider
+from scrapy.http import Request
+from scrapy.utils.test import get_crawler
+from twisted.internet import task
+
+from scrapy_rep.crawl._events import Events
+from scrapy_rep.crawl._slots import SlotLimit, Slots
+
+
+class Setup:
+    def __init__(self, concurrency: int = 2, *, delayed: bool = False, bound: int = 4) -> None:
+        self.clock = task.Clock()
+        crawler = get_crawler(Spider)
+        assert crawler.stats is not None
+        self.stats = crawler.stats
+        self.concurrency = concurrency
+        self.delayed = delayed
+        #: What Scrapy's Downloader.active would hold.
+        self.active: set[Request] = set()
+        self.slots = Slots(
+            slot_of=self.slot_of,
+            in_flight=lambda request: request in self.active,
+            bound=bound,
+            events=Events(crawler.stats, lambda: None),
+            clock=self.clock,
+        )
+
+    def slot_of(self, request: Request) -> SlotLimit:
+        return request.meta.get("download_slot", "a"), self.concurrency, self.delayed
+
+    def through(self, request: Request) -> bool:
+        """``request`` at the guard: let through (and in the downloader) or not."""
+        if self.slots.enter(request):
+            self.active.add(request)
+            return True
+        return False
+
+    def stat(self, name: str) -> int:
+        return int(self.stats.get_value(f"robotstxt/slot/{name}", 0))
+
+
+def _requests(n: int, slot: str = "a") -> list[Request]:
+    return [Request(f"http://{slot}.test/{i}", meta={"download_slot": slot}) for i in range(n)]
+
+
+def test_at_most_the_concurrency_then_fifo_as_places_free() -> None:
+    setup = Setup(concurrency=2)
+    first, second, third, fourth, fifth = _requests(5)
+    assert setup.through(first) and setup.through(second)
+    assert not setup.through(third)
+    woken: list[Request] = []
+    setup.slots.wait("", third).addCallback(lambda _: woken.append(third))
+    assert not setup.through(fourth)
+    setup.slots.wait("", fourth).addCallback(lambda _: woken.append(fourth))
+    setup.slots.left(first)
+    assert woken == [third]
+    # The freed place went to the first waiter: a newcomer does not take it.
+    assert not setup.through(fifth)
+    setup.slots.wait("", fifth).addCallback(lambda _: woken.append(fifth))
+    setup.slots.left(second)
+    setup.slots.left(third)
+    assert woken == [third, fourth, fifth]
+    assert setup.stat("waited") == 3
+    assert setup.stat("waiting_max") == 2
+    assert not setup.slots.busy()
+
+
+def test_slots_are_apart() -> None:
+    setup = Setup(concurrency=1)
+    a, b = _requests(1, "a")[0], _requests(1, "b")[0]
+    assert setup.through(a)
+    assert setup.through(b)
+    assert not setup.through(_requests(2, "a")[1])
+
+
+def test_a_request_never_let_through_frees_nothing() -> None:
+    setup = Setup(concurrency=1)
+    first, second, stranger = _requests(3)
+    assert setup.through(first)
+    assert not setup.through(second)
+    woken: list[Request] = []
+    setup.slots.wait("", second).addCallback(lambda _: woken.append(second))
+    setup.slots.left(stranger)  # an unknown request leaving (a slot Scrapy holds itself)
+    assert woken == []
+
+
+def test_where_scrapy_holds_the_limit_every_request_goes_and_counts() -> None:
+    setup = Setup(concurrency=1, delayed=True)
+    requests = _requests(3)
+    assert all(setup.through(request) for request in requests)
+    # Counted, should the slot's delay drop to 0: a newcomer then waits for all three.
+    setup.delayed = False
+    late = _requests(4)[3]
+    assert not setup.through(late)
+    woken: list[Request] = []
+    setup.slots.wait("", late).addCallback(lambda _: woken.append(late))
+    for request in requests[:2]:
+        setup.slots.left(request)
+    assert woken == []
+    setup.slots.left(requests[2])
+    assert woken == [late]
+
+
+def test_off_active_within_the_bound_then_in_place() -> None:
+    setup = Setup(concurrency=1, bound=2)
+    assert [setup.slots.goes_off_active() for _ in range(3)] == [True, True, False]
+    assert setup.stat("waited_in_place") == 1
+    setup.slots.back_on_active()
+    assert setup.slots.goes_off_active()
+    assert setup.slots.off == 2
+
+
+def test_a_place_left_without_the_signal_is_freed_on_the_tick() -> None:
+    setup = Setup(concurrency=1)
+    first, second = _requests(2)
+    assert setup.through(first)
+    assert not setup.through(second)
+    woken: list[Request] = []
+    setup.slots.wait("", second).addCallback(lambda _: woken.append(second))
+    setup.clock.advance(1)
+    assert woken == []  # still in the downloader
+    setup.active.discard(first)  # answered by a middleware above the guard: no signal
+    setup.clock.advance(0.999)
+    assert woken == []
+    setup.clock.advance(0.001)
+    assert woken == [second]
+    assert not setup.clock.getDelayedCalls()  # nothing waits: no tick
+
+
+def test_requests_taken_out_of_the_slot_queue_free_their_places() -> None:
+    setup = Setup(concurrency=1)
+    first, second = _requests(2)
+    assert setup.through(first)
+    assert not setup.through(second)
+    woken: list[Request] = []
+    setup.slots.wait("", second).addCallback(lambda _: woken.append(second))
+    taken = [(first, object())]
+    assert setup.slots.taken(taken) is taken
+    assert woken == [second]
+
+
+def test_at_close_every_waiting_request_goes() -> None:
+    setup = Setup(concurrency=1)
+    first, *waiting = _requests(4)
+    assert setup.through(first)
+    woken: list[Request] = []
+    for request in waiting:
+        assert not setup.through(request)
+        setup.slots.wait("", request).addCallback(lambda _, r=request: woken.append(r))
+    setup.slots.let_go()
+    assert woken == waiting
+    assert not setup.slots.busy()
+    assert not setup.clock.getDelayedCalls()
