@@ -108,6 +108,17 @@ def test_ruleset_equals_google_algorithm(rules: list[Rule], checks: list[str]) -
             assert best is not None and best.priority == expected_priority
 
 
+def test_a_wildcard_prefix_outranks_a_longer_key_once_indexed() -> None:
+    # Found by the property above: "/**" is filed under the key "/" with its whole length (3),
+    # above the key "/(" of "/(" (2); the exact "/($" (3, disallow) ties with it and the allow
+    # wins (SPEC A6), on the scanned first check and on the indexed later ones alike.
+    rules = [Rule(False, "/(", 1), Rule(False, "/($", 1), Rule(True, "/**", 1)]
+    ruleset = RuleSet(rules)
+    answers = [ruleset.rank("/(") & ALLOW_BIT != 0 for _ in range(_SCANNED_CHECKS + 2)]
+    assert ruleset._nodes is not None and answers == [True] * len(answers)
+    assert ruleset.best("/(") == Rule(True, "/**", 1)
+
+
 def indexed(rules: list[Rule]) -> RuleSet:
     """A RuleSet asked until its scans are spent and it answers from its indexes."""
     ruleset = RuleSet(rules)

@@ -424,8 +424,10 @@ class RuleSet:
             chain.append(i)
             prefix_rank = prefix.get(key, -1)
             if not wild:
-                # Plain prefixes only: a parent is shorter, so ranks lower.
-                nodes.append((prefix_rank, _NO_ITEMS, None, parent, prefix_rank))
+                # A parent key is shorter, but may rank higher: "/**" files the key "/" with
+                # its whole length, 3, above the key "/(" of a rule "/(".
+                chain_max = prefix_rank if parent < 0 else max(prefix_rank, nodes[parent][4])
+                nodes.append((prefix_rank, _NO_ITEMS, None, parent, chain_max))
                 continue
             filed = wild.get(key)
             few = _NO_ITEMS
