@@ -116,13 +116,19 @@ def test_off_active_within_the_bound_then_in_place() -> None:
     assert setup.slots.off == 2
 
 
-def test_a_place_left_without_the_signal_is_freed_on_the_tick() -> None:
-    setup = Setup(concurrency=1)
+def _one_through_one_waiting(setup: Setup) -> tuple[Request, Request, list[Request]]:
+    """In a slot of 1: the first request through, the second waiting (``woken`` when it goes)."""
     first, second = _requests(2)
     assert setup.through(first)
     assert not setup.through(second)
     woken: list[Request] = []
     setup.slots.wait("", second).addCallback(lambda _: woken.append(second))
+    return first, second, woken
+
+
+def test_a_place_left_without_the_signal_is_freed_on_the_tick() -> None:
+    setup = Setup(concurrency=1)
+    first, second, woken = _one_through_one_waiting(setup)
     setup.clock.advance(1)
     assert woken == []  # still in the downloader
     setup.active.discard(first)  # answered by a middleware above the guard: no signal
@@ -135,11 +141,7 @@ def test_a_place_left_without_the_signal_is_freed_on_the_tick() -> None:
 
 def test_requests_taken_out_of_the_slot_queue_free_their_places() -> None:
     setup = Setup(concurrency=1)
-    first, second = _requests(2)
-    assert setup.through(first)
-    assert not setup.through(second)
-    woken: list[Request] = []
-    setup.slots.wait("", second).addCallback(lambda _: woken.append(second))
+    first, second, woken = _one_through_one_waiting(setup)
     taken = [(first, object())]
     assert setup.slots.taken(taken) is taken
     assert woken == [second]
