@@ -240,9 +240,7 @@ class Admission:
         # One comparison while nothing it was judged by changed (a plain string after JOBDIR
         # or Redis compares equal to the token it was made from).
         if given is not token and given != token:
-            why = self._judge.refusal(state, request) or self._judge.usage_refusal(
-                state, request, known
-            )
+            why = self._refused(state, request, known)
             if why is not None:
                 return Drop(why)
         if self._paused and self.paused(origin, request, now):
@@ -252,6 +250,12 @@ class Admission:
         if at == "download" and state.crawl_delay is not None:
             self._apply_delay(request, state.crawl_delay)
         return GO
+
+    def _refused(self, state: _State, request: Request, known: Known) -> Why | None:
+        """Why the known documents drop ``request`` (steps 2 and 3), or None."""
+        return self._judge.refusal(state, request) or self._judge.usage_refusal(
+            state, request, known
+        )
 
     def _undecided(
         self,
@@ -278,7 +282,7 @@ class Admission:
         state = self._resolver.state(origin, now, request)
         if state is None or state.serving.kind == "hold":
             return self._wait_robots
-        why = self._judge.refusal(state, request) or self._judge.usage_refusal(state, request, ())
+        why = self._refused(state, request, ())
         if why is not None:
             return Drop(why)
         if state.crawl_delay is not None:

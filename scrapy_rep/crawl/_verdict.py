@@ -89,7 +89,7 @@ class Verdicts:
         or None."""
         if not self.purpose.declared:
             return None
-        return self._usage_why(state, self.statements(state, request, known))
+        return self._usage_why(state, self.usage(state, request, known))
 
     def certain_refusal(self, state: _State, request: Request, known: Known) -> Why | None:
         """``usage_refusal`` by the statements no other source can override (those combined
@@ -98,10 +98,11 @@ class Verdicts:
         if not self.purpose.declared:
             return None
         statements = self.statements(state, request, known)
-        return self._usage_why(state, [found for found in statements if found.family is None])
+        certain = usage_of([found for found in statements if found.family is None])
+        return self._usage_why(state, certain)
 
-    def _usage_why(self, state: _State, statements: list[Statement]) -> Why | None:
-        refusal = self.purpose.refusal(usage_of(statements))
+    def _usage_why(self, state: _State, prefs: UsagePrefs) -> Why | None:
+        refusal = self.purpose.refusal(prefs)
         if refusal is None:
             return None
         return Why(
