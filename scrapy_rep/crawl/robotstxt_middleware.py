@@ -561,15 +561,15 @@ class RobotsTxtMiddleware:
         guard = _compat.downloader_middleware(self.crawler, RobotsTxtGuard)
         if guard is not None:
             self._hold_slots(guard)
-        if not self._pause_on:
-            return
-        if guard is not None:
-            guard.page_answers = self._page_answers
-            self.crawler.signals.connect(
-                self._page_answers.downloaded, signal=signals.response_downloaded
-            )
-        # The engine awaits this handler: the first request waits for the pauses the store keeps.
-        await maybe_deferred_to_future(self._pauses.open())
+            if self._pause_on:
+                guard.page_answers = self._page_answers
+                self.crawler.signals.connect(
+                    self._page_answers.downloaded, signal=signals.response_downloaded
+                )
+        if self._pause_on:
+            # The engine awaits this handler: the first request waits for the pauses the store
+            # keeps.
+            await maybe_deferred_to_future(self._pauses.open())
 
     def _hold_slots(self, guard: RobotsTxtGuard) -> None:
         """Give the guard its last look: the pause (if on) and, where Scrapy does not hold a
