@@ -308,6 +308,7 @@ def test_concurrency_comes_last_and_only_where_slots_are_held() -> None:
         slot_of=lambda request: ("a.test", 2, False),
         in_flight=lambda request: True,
         bound=4,
+        closing=lambda: False,
         events=Events(get_crawler(Spider).stats, lambda: None),
         clock=harness.clock,
     )

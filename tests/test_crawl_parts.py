@@ -209,7 +209,8 @@ class Parts:
         self.emptied += 1
 
     def let_go(self) -> None:
-        self.holds.let_go()
+        """The spider closed (``spider_closed``): everything let go, the place closed."""
+        self.holds.close()
 
 
 def failure_of(deferred: Deferred[Any]) -> BaseException:
@@ -440,7 +441,10 @@ def test_close_lets_everything_go_at_once() -> None:
     closed = failure_of(waiter)
     assert isinstance(closed, IgnoreRequest)
     assert str(closed) == f"{ORIGIN}: its robots.txt was not known when the crawl closed"
-    # Still where it is durable, for the next run (or a live fleet process).
+    # The place stays open until the spider closes (requests in progress may still be held
+    # on their way out), then keeps them, for the next run (or a live fleet process).
+    assert not held_place.closed and not parts.holds.busy()
+    parts.holds.close()
     assert held_place.closed
     assert held_place.inner.take(ORIGIN) == [held]
     assert parts.stats["robotstxt/held_persisted"] == 1
@@ -452,6 +456,38 @@ def test_close_lets_everything_go_at_once() -> None:
     parts.holds.hold(ORIGIN, Request(ORIGIN + "/late"))
     # Not silently lost either: the waiter at close, the late waiter, the late request.
     assert parts.stats["robotstxt/held_dropped"] == 3
+
+
+@pytest.mark.parametrize("durable", [True, False])
+def test_a_request_held_while_the_crawl_closes_is_kept_or_said_not_downloaded(
+    caplog: pytest.LogCaptureFixture, durable: bool
+) -> None:
+    # Sent back to the gate on its way out (its route paused, its slot's wait ended by the
+    # close): held without a release to wait for, as requests left in Scrapy's scheduler are
+    # kept by JOBDIR or left behind.
+    held_place = DurableHeld() if durable else None
+    parts = Parts(ok(), held=held_place)
+    parts.holds.let_go()  # the close is asked
+    late = Request(ORIGIN + "/late")
+    parts.holds.hold(ORIGIN, late, until=parts.pauses)
+    parts.advance(60)
+    assert parts.fetcher.times == []  # nothing fetched for it: the crawl closes
+    assert parts.stats.get("robotstxt/held_dropped", 0) == 0
+    with caplog.at_level(logging.INFO, "scrapy_rep"):
+        parts.holds.close()  # the spider closed
+    if held_place is not None:
+        assert held_place.inner.take(ORIGIN) == [late]
+        assert parts.stats["robotstxt/held_persisted"] == 1
+        assert "1 held request(s) stay in the test's durable place" in caplog.text
+    else:
+        assert parts.stats["robotstxt/held_dropped_on_close"] == 1
+        assert (
+            "Crawl closed with 1 request(s) held (1 waiting for their origin's pause); they "
+            "were not downloaded"
+        ) in caplog.text
+    # Once the place is closed, one more is dropped with the reason.
+    parts.holds.hold(ORIGIN, Request(ORIGIN + "/later"))
+    assert parts.stats["robotstxt/held_dropped"] == 1
 
 
 def test_waiters_failed_at_close_take_the_drop_path(caplog: pytest.LogCaptureFixture) -> None:

@@ -12,9 +12,10 @@ from __future__ import annotations
 import inspect
 import itertools
 from collections.abc import Iterable
+from pathlib import Path
 
 import pytest
-from _crawl import Start, run_crawl
+from _crawl import Interrupt, Start, run_crawl
 from _servers import Reply, ScriptedServer, Seen
 from scrapy.core.downloader import Downloader
 
@@ -198,3 +199,49 @@ def test_crawl_delay_1_keeps_starts_a_second_apart(http_server: ScriptedServer) 
     starts = _starts(_pages(http_server.requests, "g.test"))
     assert len(starts) == 4
     assert min(b - a for a, b in itertools.pairwise(starts)) >= 1 - 0.02
+
+
+@pytest.mark.parametrize("jobdir", [False, True])
+def test_requests_waiting_for_a_place_at_close_are_kept_or_said_not_downloaded(
+    http_server: ScriptedServer, tmp_path: Path, jobdir: bool
+) -> None:
+    """Ctrl-C while a slow site's requests wait for a place in its slot: on Scrapy >= 2.14
+    they are not downloaded on the way out at the slot's pace. They are treated as requests
+    left in Scrapy's scheduler: kept for the next run with JOBDIR, else left, with a stat and
+    a line saying so; no errback, no page twice. Before 2.14 Scrapy queues them in the slot
+    and downloads that queue before it closes."""
+    pages = [f"/page/{i}" for i in range(6)]
+    for path in pages:
+        # Longer than the second within which the close is noticed.
+        http_server.route(path, Reply(200, b"<html></html>", delay=2.5))
+    urls = [http_server.url(path, host="h.test") for path in pages]
+    hosts = {"h.test": "127.0.0.1"}
+    settings = {**ADDON, "CONCURRENT_REQUESTS": 16, "LOG_LEVEL": "INFO"}
+    if jobdir:
+        settings["JOBDIR"] = str(tmp_path / "job")
+    first = run_crawl(urls, settings, hosts=hosts, interrupt=Interrupt(http_server, "/page/", 2))
+    assert first.close_reason == "shutdown"
+    assert first.errbacks == []
+    fetched = _pages(http_server.requests, "h.test")
+    if BURSTS:
+        assert len(fetched) == 2
+        if jobdir:
+            assert first.stat("robotstxt/held_persisted") == 4
+            assert "(4 still waiting when the crawl closed: 4 waiting for a place in" in first.log
+        else:
+            assert first.stat("robotstxt/held_dropped_on_close") == 4
+            assert (
+                "Crawl closed with 4 request(s) held (4 waiting for a place in its download "
+                "slot); they were not downloaded"
+            ) in first.log
+    else:
+        assert len(fetched) == len(pages)
+        assert first.stat("robotstxt/held_dropped_on_close") == 0
+    if jobdir:
+        for path in pages:
+            http_server.route(path, Reply(200, b"<html></html>"))
+        second = run_crawl(urls, settings, hosts=hosts)
+        assert second.close_reason == "finished"
+        assert second.stat("robotstxt/held_restored") == (4 if BURSTS else 0)
+        # Every page once over both runs.
+        assert sorted(s.path for s in _pages(http_server.requests, "h.test")) == sorted(pages)

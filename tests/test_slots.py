@@ -1,6 +1,7 @@
 """Each download slot's concurrency (crawl/_slots.py) on ``task.Clock``: counting until a
 request leaves the downloader, FIFO waiters and the place passed to the first, the bound on
-waiting off ``Downloader.active``, the sweep of places left without the signal, close."""
+waiting off ``Downloader.active``, the sweep of places left without the signal, a close (the
+waits end without a place)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ from scrapy import Spider
 from scrapy.http import Request
 from scrapy.utils.test import get_crawler
 from twisted.internet import task
+from twisted.python.failure import Failure
 
 from scrapy_rep.crawl._events import Events
-from scrapy_rep.crawl._slots import SlotLimit, Slots
+from scrapy_rep.crawl._slots import SlotClosed, SlotLimit, Slots
 
 
 class Setup:
@@ -23,10 +25,13 @@ class Setup:
         self.delayed = delayed
         #: What Scrapy's Downloader.active would hold.
         self.active: set[Request] = set()
+        #: Is the engine asked to close?
+        self.closing = False
         self.slots = Slots(
             slot_of=self.slot_of,
             in_flight=lambda request: request in self.active,
             bound=bound,
+            closing=lambda: self.closing,
             events=Events(crawler.stats, lambda: None),
             clock=self.clock,
         )
@@ -147,15 +152,38 @@ def test_requests_taken_out_of_the_slot_queue_free_their_places() -> None:
     assert woken == [second]
 
 
-def test_at_close_every_waiting_request_goes() -> None:
-    setup = Setup(concurrency=1)
-    first, *waiting = _requests(4)
+def _waiting_for_one_place(setup: Setup, count: int) -> tuple[Request, list[Failure]]:
+    """One request through a slot of 1, ``count`` waiting: the first, and where the waiters'
+    failures go."""
+    first, *waiting = _requests(1 + count)
     assert setup.through(first)
-    woken: list[Request] = []
+    failed: list[Failure] = []
     for request in waiting:
         assert not setup.through(request)
-        setup.slots.wait("", request).addCallback(lambda _, r=request: woken.append(r))
+        setup.slots.wait("", request).addErrback(failed.append)
+    return first, failed
+
+
+def test_a_close_asked_ends_every_wait_without_a_place_within_a_second() -> None:
+    setup = Setup(concurrency=1)
+    first, failed = _waiting_for_one_place(setup, 3)
+    setup.clock.advance(1)
+    assert failed == []  # not closing: they wait on
+    setup.closing = True
+    setup.clock.advance(1)
+    # Not downloaded on the way out at the slot's pace: each told it has no place.
+    assert len(failed) == 3 and all(f.check(SlotClosed) for f in failed)
+    assert not setup.slots.busy()
+    assert not setup.clock.getDelayedCalls()
+    # The one in flight still frees its place, to nobody.
+    setup.slots.left(first)
+    assert setup.through(_requests(1)[0])
+
+
+def test_the_spider_closing_ends_every_wait_without_a_place() -> None:
+    setup = Setup(concurrency=1)
+    _first, failed = _waiting_for_one_place(setup, 3)
     setup.slots.let_go()
-    assert woken == waiting
+    assert len(failed) == 3 and all(f.check(SlotClosed) for f in failed)
     assert not setup.slots.busy()
     assert not setup.clock.getDelayedCalls()

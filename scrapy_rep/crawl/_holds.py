@@ -124,7 +124,9 @@ class Holds:
         self._kept = 0
         # The scheduler's dupefilter's ``request_seen`` (given by ``open``).
         self._seen: Callable[[Request], object] | None = None
+        # Asked to close (``let_go``); the place closed and the closing line said (``close``).
         self._closed = False
+        self._place_closed = False
         self._tick = task.LoopingCall(self.tick)
         self._tick.clock = cast(Any, clock)
 
@@ -165,6 +167,8 @@ class Holds:
         return min([*held, *waiters], default=None)
 
     def busy(self) -> bool:
+        if self._closed:
+            return False
         return bool(len(self._held) or self._waiting or self._pending or self._unsent)
 
     def pending_elsewhere(self) -> bool:
@@ -176,13 +180,17 @@ class Holds:
         """Keep ``request`` until ``origin``'s robots.txt serves or, given ``until`` (the
         resolver of a usage document the gate needs, or the pauses, asked once per origin),
         until that says so; then it goes back through the gate."""
-        if self._closed:
-            self._drops.drop(origin, [request], self._closed_why(origin))
-            return
         awaited = until or self._resolver
+        if self._place_closed:
+            self._drops.drop(origin, [request], self.closed_why(origin, awaited))
+            return
         self._held.add(origin, request)
         self._since.setdefault(origin, []).append((self._clock.seconds(), awaited.name))
         self._events.count(HELD)
+        if self._closed:
+            # The crawl closes: nothing is released any more; ``close`` says what stays held
+            # (kept for the next run where the place is durable).
+            return
         self._interested(origin, awaited, request)
         self._start_tick()
 
@@ -263,13 +271,13 @@ class Holds:
         pause) stays held for it, as the one hold it is. Else they come back from an earlier
         run or another process and pass the gate again (held again if need be).
         """
+        if self._closed:
+            return
         times = self._since.pop(origin, [])
         self._forget(origin)
         released = released or origin in self._unsent
         self._pending.discard(origin)
         self._unsent.discard(origin)
-        if self._closed:
-            return
         sent = 0
         now = self._clock.seconds()
         for index, request in enumerate(self._held.take(origin)):
@@ -338,6 +346,8 @@ class Holds:
         """Stop waiting for what waited longer than REP_HOLD_TIMEOUT: kept for the next run
         where the place is durable, else dropped (with a stat and a logged reason); return how
         many this run let go."""
+        if self._closed:
+            return 0
         dropped = 0
         deadline = self._clock.seconds() - self._timeout
         for origin in list(self._since):
@@ -395,7 +405,7 @@ class Holds:
         does: asked on every tick (and when the crawl is idle), so a site answering at once
         with "come back later" cannot keep a busy crawl waiting for it. Return how many
         requests this let go."""
-        if self._pending:
+        if self._pending or self._closed:
             return 0
         dropped = 0
         for origin in sorted({*self._since, *self._waiting}):
@@ -458,8 +468,9 @@ class Holds:
             waiter.errback(drop.exception())
 
     def let_go(self) -> None:
-        """The crawl closes: let every waiting request go now, then ``on_close`` (may be
-        called again)."""
+        """The crawl is asked to close: let every waiting request go now and release nothing
+        more, then ``on_close`` (may be called again). Held requests stay in the place, as
+        do those held from now on, until ``close``."""
         if self._closed:
             return
         self._closed = True
@@ -468,11 +479,22 @@ class Holds:
         waiting, self._waiting = self._waiting, {}
         for origin, waiters in waiting.items():
             self._fail_at_close(origin, [waiter for waiter, _since in waiters])
-        waited_for = self._waited_for()
-        self._since, self._pending, self._unsent = {}, set(), set()
+        self._pending, self._unsent = set(), set()
         interest, self._interest = self._interest, {}
         for known in interest.values():
             known.cancel()
+        self._on_close()
+
+    def close(self) -> None:
+        """The spider closed (nothing is in progress any more): say what stays held, kept
+        for the next run where the place is durable, else not downloaded, as Scrapy leaves
+        the requests in its scheduler; then close the place (may be called again)."""
+        self.let_go()
+        if self._place_closed:
+            return
+        self._place_closed = True
+        waited_for = self._waited_for()
+        self._since = {}
         if self._held.next_run is None:
             self._events.closed_with_held(len(self._held), waited_for)
         else:
@@ -480,7 +502,6 @@ class Holds:
             persisted = len(self._held) - self._held.in_memory()
             self._events.closed_keeping(persisted, self._kept, self._held.next_run, waited_for)
         self._held.close()
-        self._on_close()
 
     def _waited_for(self) -> dict[str, int]:
         """How many held requests wait for what (robots.txt, a usage document, a pause)."""
@@ -494,13 +515,17 @@ class Holds:
         """``engine.download`` callers (or requests at the final gate) still waiting for
         ``origin`` when the crawl closes: dropped through the drop path (counted, logged, in
         the closing summary), each failing with the reason ``closing``."""
-        why = self._closed_why(origin)
+        why = self.closed_why(origin)
         self._drops.drop(origin, [], why, waiters=len(waiters))
         for waiter in waiters:
             waiter.errback(why.exception())
 
-    def _closed_why(self, origin: str) -> Why:
-        if self._pauses is not None and self._pauses.why(origin) is not None:
+    def closed_why(self, origin: str, awaited: Awaited | None = None) -> Why:
+        """Why a request of ``origin`` waiting for ``awaited`` (robots.txt if None, a pause,
+        a place in its download slot) is dropped as the crawl closes."""
+        if awaited is not None and awaited is not self._resolver and awaited is not self._pauses:
+            what = f"it was waiting for {awaited.name}"
+        elif self._pauses is not None and self._pauses.why(origin) is not None:
             what = "it was paused (its pages asked to slow down)"
         else:
             what = "its robots.txt was not known"

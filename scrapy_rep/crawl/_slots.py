@@ -10,8 +10,10 @@ goes when a place of its slot frees (the place passes to it directly: no race).
 A waiting request takes no downloader place while the requests waiting off it number fewer than
 ``bound`` (the crawl's; past it a request waits in its place in ``Downloader.active``, as a
 request queued in a slot does on Scrapy < 2.14, so the engine backs out and the rest stays in
-the scheduler). The engine counts a waiting request in progress, as one queued in a slot:
-when the crawl closes they go in turn, as Scrapy downloads a slot's queue before closing.
+the scheduler). When the crawl is asked to close, waiting requests are let go without a place
+(``SlotClosed``): the middleware keeps them as it keeps held requests, or drops them with the
+reason (an ``engine.download`` caller), rather than download a slow site's backlog on the way
+out.
 """
 
 from __future__ import annotations
@@ -31,11 +33,15 @@ if TYPE_CHECKING:
     from scrapy_rep.core.clock import Clock
     from scrapy_rep.crawl._events import Events
 
-__all__ = ["SlotLimit", "Slots"]
+__all__ = ["SlotClosed", "SlotLimit", "Slots"]
 
 #: A request's slot as Scrapy has it: its key, its concurrency, and whether Scrapy holds that
 #: concurrency itself (a slot delay above 0: its queue starts one request per delay).
 SlotLimit = tuple[str, int, bool]
+
+
+class SlotClosed(Exception):
+    """A waiting request's wait ended by the crawl closing: it has no place."""
 
 
 class Slots:
@@ -45,16 +51,19 @@ class Slots:
         slot_of: Callable[[Request], SlotLimit],
         in_flight: Callable[[Request], bool],
         bound: int,
+        closing: Callable[[], bool],
         events: Events,
         clock: Clock,
     ) -> None:
         """``slot_of``: a request's slot (``_compat.slot_limit``); ``in_flight``: is a request
         still in ``Downloader.active`` (one let through that is not has left the downloader
         without the signal: a middleware above the guard answered it); ``bound``: how many may
-        wait off ``Downloader.active`` at once, in the whole crawl."""
+        wait off ``Downloader.active`` at once, in the whole crawl; ``closing``: is the crawl
+        asked to close (looked at every second while requests wait)."""
         self._slot_of = slot_of
         self._in_flight = in_flight
         self._bound = bound
+        self._closing = closing
         self._events = events
         #: Requests let through, by their slot's key, until they leave the downloader.
         self._through: dict[Request, str] = {}
@@ -66,7 +75,8 @@ class Slots:
         self._most = 0
         #: Waiting requests off ``Downloader.active`` (at most ``bound``).
         self.off = 0
-        # While requests wait: free the places of requests that left without the signal.
+        # While requests wait: free the places of requests that left without the signal, and
+        # notice a close.
         self._tick = LoopingCall(self._look)
         self._tick.clock = cast(Any, clock)
 
@@ -151,19 +161,22 @@ class Slots:
             self._tick.stop()
 
     def _look(self) -> None:
+        if self._closing():
+            self.let_go()
+            return
         for request in [request for request in self._through if not self._in_flight(request)]:
             self.left(request)
 
     def let_go(self) -> None:
-        """The spider closed: any request still waiting goes (none should: the engine waits
-        for them before closing), so that none is left unanswered."""
+        """The crawl closes: every waiting request's wait ends without a place
+        (``SlotClosed``), so that the engine, which counts them in progress, can close."""
         if self._tick.running:
             self._tick.stop()
         waiters, self._waiters = self._waiters, {}
         self._waiting = 0
         for queue in waiters.values():
             for _, waiter in queue:
-                waiter.callback(None)
+                waiter.errback(SlotClosed())
 
     def busy(self) -> bool:
         return bool(self._waiters)

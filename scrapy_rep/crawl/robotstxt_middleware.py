@@ -48,6 +48,7 @@ from scrapy_rep.crawl._drops import Drops
 from scrapy_rep.crawl._events import Events, Waiting
 from scrapy_rep.crawl._fetch import Fetcher
 from scrapy_rep.crawl._holds import Awaited
+from scrapy_rep.crawl._last_look import LastLook
 from scrapy_rep.crawl._page_answers import PageAnswers
 from scrapy_rep.crawl._resolver import Resolver
 from scrapy_rep.crawl._settings import (
@@ -58,7 +59,7 @@ from scrapy_rep.crawl._settings import (
 from scrapy_rep.crawl._slots import Slots
 from scrapy_rep.crawl._tokens import settings_tokens
 from scrapy_rep.crawl._verdict import Verdicts
-from scrapy_rep.crawl.guard_middleware import ROBOTS_META, RobotsTxtGuard, check_wiring
+from scrapy_rep.crawl.guard_middleware import RobotsTxtGuard, check_wiring
 from scrapy_rep.crawl.robot_parser import RobotParser
 from scrapy_rep.storage.held import open_held
 from scrapy_rep.storage.results import RobotsStore, StoredPause
@@ -171,6 +172,8 @@ class RobotsTxtMiddleware:
         # Each download slot's concurrency, where Scrapy does not hold it (set when the spider
         # opens).
         self._slots: Slots | None = None
+        # The guard's last look (set when the spider opens).
+        self._last_look: LastLook | None = None
         # Scrapy's own dupefilter, when it is the scheduler's (set when the spider opens).
         self._dupefilter_seen: tuple[Callable[[Request], Any], Collection[Any]] | None = None
 
@@ -206,6 +209,9 @@ class RobotsTxtMiddleware:
         meta = request.meta
         if meta.get("dont_obey_robotstxt"):
             return
+        last_look = self._last_look
+        if last_look is not None and last_look.back_at_close and last_look.held_at_close(request):
+            raise IgnoreRequest("held as the crawl closed")
         # This signal comes before the dupefilter: a request it will drop as a duplicate of
         # one that passed needs no judging (its fingerprint is the dupefilter's, cached).
         seen = self._dupefilter_seen
@@ -572,9 +578,9 @@ class RobotsTxtMiddleware:
             await maybe_deferred_to_future(self._pauses.open())
 
     def _hold_slots(self, guard: RobotsTxtGuard) -> None:
-        """Give the guard its last look: the pause (if on) and, where Scrapy does not hold a
-        download slot's concurrency (``_compat.slots_burst``) and REP_SLOT_CONCURRENCY is on,
-        the slot's."""
+        """Give the guard its last look (``LastLook``): the pause (if on) and, where Scrapy
+        does not hold a download slot's concurrency (``_compat.slots_burst``) and
+        REP_SLOT_CONCURRENCY is on, the slot's."""
         engine = self.crawler.engine
         if self._config.slot_concurrency and _compat.slots_burst():
             slots = Slots(
@@ -582,6 +588,7 @@ class RobotsTxtMiddleware:
                 in_flight=lambda request: _compat.in_flight(engine, request),
                 # Never more waiting off the downloader's places than it has places, twice.
                 bound=2 * self._concurrent_requests,
+                closing=lambda: _compat.close_requested(engine),
                 events=self._events,
                 clock=self._clock,
             )
@@ -589,55 +596,23 @@ class RobotsTxtMiddleware:
             self._admission.hold_slots(slots)
             self.crawler.signals.connect(slots.left, signal=signals.request_left_downloader)
         if self._slots is not None or self._pause_on:
-            guard.leaving = self._leaving
-
-    def _leaving(self, request: Request) -> Request | Coroutine[Any, Any, Request | None] | None:
-        """The guard's last look (the admission's ``leaving`` then ``room``): a page whose
-        route paused since goes back; a request over its slot's concurrency waits."""
-        back = self._paused_since(request)
-        if back is not None:
-            return back
-        if self._admission.room(request) is None:
-            return None
-        return self._slot_wait(request)
-
-    def _paused_since(self, request: Request) -> Request | None:
-        if not self._pause_on or request.meta.get(ROBOTS_META):
-            return None
-        return self._page_answers.page_leaving(request)
-
-    async def _slot_wait(self, request: Request) -> Request | None:
-        """Wait for a place in ``request``'s download slot: off ``Downloader.active`` within
-        the bound, else in its place there (the engine then backs out, as it would for a
-        request queued in a slot). Its route may have paused meanwhile: back it goes then, and
-        its place to the next."""
-        slots, engine = self._slots, self.crawler.engine
-        assert slots is not None
-        waiter = slots.wait("", request)
-        # Counted in its Scrapy slot meanwhile: the downloader-aware queue then ranks the
-        # slot as busy, and feeds other sites.
-        _compat.in_slot(engine, request, waiting=True)
-        try:
-            if slots.goes_off_active():
-                try:
-                    await self._off_active(waiter, request)
-                finally:
-                    slots.back_on_active()
-            else:
-                await maybe_deferred_to_future(waiter)
-        finally:
-            _compat.in_slot(engine, request, waiting=False)
-        back = self._paused_since(request)
-        if back is not None:
-            slots.left(request)
-        return back
+            self._last_look = LastLook(
+                engine=engine,
+                admission=self._admission,
+                holds=self._holds,
+                verdicts=self._verdicts,
+                page_answers=self._page_answers if self._pause_on else None,
+                slots=self._slots,
+                off_active=self._off_active,
+            )
+            guard.leaving = self._last_look
 
     async def _on_closed(self, spider: Spider, reason: str = "") -> None:
-        # Every waiting request let go, then no more fetches (if a close request did not
-        # already: the holds notice one on their tick).
-        self._holds.let_go()
+        # Every waiting request let go (if a close request did not already: the holds and
+        # the slots notice one on their tick), what stays held said, then no more fetches.
         if self._slots is not None:
             self._slots.let_go()
+        self._holds.close()
         self._drops.summarize()
         closed = maybeDeferred(self._store.close)
         closed.addErrback(lambda failure: self._events.store_failed(failure.getErrorMessage()))

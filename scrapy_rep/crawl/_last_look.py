@@ -1,0 +1,127 @@
+"""``LastLook``: what ``RobotsTxtGuard``, the last downloader middleware, asks of every request
+before its download slot (the admission's last two steps).
+
+- ``Admission.leaving`` (``PageAnswers.page_leaving``): a page whose route paused since it was
+  admitted goes back to the gate.
+- ``Admission.room`` (``_slots``): where Scrapy does not hold a download slot's concurrency, a
+  request over it waits for a place: off ``Downloader.active`` within the crawl's bound, else in
+  its place there (the engine then backs out, as for a request queued in a slot before 2.14).
+
+A wait the crawl's close ends (``SlotClosed``): a request from the scheduler goes back to the
+gate, which holds it (``held_at_close``) as requests left in Scrapy's scheduler are kept or
+left; an ``engine.download`` caller is dropped with the reason ``closing``.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import TYPE_CHECKING, Any
+
+from scrapy.utils.defer import maybe_deferred_to_future
+
+from scrapy_rep.crawl import _compat
+from scrapy_rep.crawl._admission import ADMITTED
+from scrapy_rep.crawl._slots import SlotClosed
+from scrapy_rep.crawl.guard_middleware import ROBOTS_META
+
+if TYPE_CHECKING:
+    from scrapy.http import Request
+    from twisted.internet.defer import Deferred
+
+    from scrapy_rep.crawl._admission import Admission
+    from scrapy_rep.crawl._holds import Holds
+    from scrapy_rep.crawl._page_answers import PageAnswers
+    from scrapy_rep.crawl._slots import Slots
+    from scrapy_rep.crawl._verdict import Verdicts
+
+__all__ = ["LastLook"]
+
+
+class LastLook:
+    def __init__(
+        self,
+        *,
+        engine: Any,
+        admission: Admission,
+        holds: Holds,
+        verdicts: Verdicts,
+        page_answers: PageAnswers | None,
+        slots: Slots | None,
+        off_active: Callable[[Deferred[None], Request], Awaitable[object]],
+    ) -> None:
+        """``page_answers``: None when pauses are off; ``slots``: None where Scrapy holds the
+        slots' concurrency (or REP_SLOT_CONCURRENCY is off); ``off_active``: waits for a
+        Deferred with the request out of ``Downloader.active`` (the final gate's wait)."""
+        self._engine = engine
+        self._admission = admission
+        self._holds = holds
+        self._verdicts = verdicts
+        self._page_answers = page_answers
+        self._slots = slots
+        self._off_active = off_active
+        #: Requests sent back to the gate from their slot's wait as the crawl closes: held.
+        self.back_at_close: weakref.WeakSet[Request] = weakref.WeakSet()
+
+    def __call__(self, request: Request) -> Request | Coroutine[Any, Any, Request | None] | None:
+        """None to go on, a Request to send back, or a coroutine waiting for a place."""
+        back = self._paused_since(request)
+        if back is not None:
+            return back
+        if self._admission.room(request) is None:
+            return None
+        return self._slot_wait(request)
+
+    def held_at_close(self, request: Request) -> bool:
+        """At the gate: is ``request`` one sent back as the crawl closed? Then it is held."""
+        if request not in self.back_at_close:
+            return False
+        self.back_at_close.discard(request)
+        origin = self._admission.origin(request)
+        assert origin is not None
+        self._holds.hold(origin, request, self._slots)
+        return True
+
+    def _paused_since(self, request: Request) -> Request | None:
+        if self._page_answers is None or request.meta.get(ROBOTS_META):
+            return None
+        return self._page_answers.page_leaving(request)
+
+    async def _slot_wait(self, request: Request) -> Request | None:
+        """Wait for a place in ``request``'s download slot. Its route may have paused
+        meanwhile: back it goes then, and its place to the next."""
+        slots, engine = self._slots, self._engine
+        assert slots is not None
+        waiter = slots.wait("", request)
+        # Counted in its Scrapy slot meanwhile: the downloader-aware queue then ranks the
+        # slot as busy, and feeds other sites.
+        _compat.in_slot(engine, request, waiting=True)
+        try:
+            if slots.goes_off_active():
+                try:
+                    await self._off_active(waiter, request)
+                finally:
+                    slots.back_on_active()
+            else:
+                await maybe_deferred_to_future(waiter)
+        except SlotClosed:
+            return self._closed(request, slots)
+        finally:
+            _compat.in_slot(engine, request, waiting=False)
+        back = self._paused_since(request)
+        if back is not None:
+            slots.left(request)
+        return back
+
+    def _closed(self, request: Request, slots: Slots) -> Request:
+        """The crawl closes while ``request`` waits for a place: one from the scheduler (it
+        carries the gate's token) goes back to the gate to be held (kept for the next run
+        where held requests are durable, else said as not downloaded); an ``engine.download``
+        caller is dropped with the reason."""
+        self._holds.let_go()
+        origin = self._admission.origin(request)
+        if origin is not None and ADMITTED in request.meta:
+            self.back_at_close.add(request)
+            return self._admission.send_back(request)
+        why = self._holds.closed_why(origin or request.url, slots)
+        self._verdicts.refuse(request, why, "before_download")
