@@ -245,3 +245,20 @@ def test_requests_waiting_for_a_place_at_close_are_kept_or_said_not_downloaded(
         assert second.stat("robotstxt/held_restored") == (4 if BURSTS else 0)
         # Every page once over both runs.
         assert sorted(s.path for s in _pages(http_server.requests, "h.test")) == sorted(pages)
+
+
+def test_past_the_crawl_s_bound_a_request_waits_in_its_place(http_server: ScriptedServer) -> None:
+    """40 requests of one site limited to 2, at CONCURRENT_REQUESTS 16: up to 32 (twice 16)
+    wait off the downloader, the rest in their place (the engine then backs out, as before
+    Scrapy 2.14); all fetched once, never more than 2 at a time."""
+    _slow_site(http_server, 40)
+    urls = [http_server.url(f"/page/{i}", host="k.test") for i in range(40)]
+    result = run_crawl(urls, {**ADDON, "CONCURRENT_REQUESTS": 16}, hosts={"k.test": "127.0.0.1"})
+    pages = _pages(http_server.requests, "k.test")
+    assert sorted(s.path for s in pages) == sorted(f"/page/{i}" for i in range(40))
+    assert _most_at_once(pages) == 2
+    if BURSTS:
+        assert result.stat("robotstxt/slot/waiting_max") > 32
+        assert result.stat("robotstxt/slot/waited_in_place") >= 1
+    else:
+        assert result.stat("robotstxt/slot/waited") == 0
