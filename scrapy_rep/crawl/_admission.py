@@ -15,7 +15,9 @@ guard's last look. No per-origin condition is tested anywhere else. The order:
 4. The route's pause (SPEC H), last: a request that will be dropped is never held for it.
 5. Go; before download, with the origin's Crawl-delay on its download slot.
 6. Concurrency, at the guard's last look only (``room``), where Scrapy does not hold it
-   (``_slots``): a request over its download slot's concurrency waits for a place there.
+   (``_slots``): a request over its download slot's concurrency waits for a place there. One
+   whose wait the crawl's close ended comes back to the gate (``send_back(closing=True)``) and
+   is told to wait there: held as the crawl closes.
 
 What the gate decided travels with the request as its token (``ADMITTED``, through the
 scheduler, JOBDIR and Redis): the combined generation of the states it was judged by and their
@@ -24,6 +26,7 @@ content ids. While those states are current the final gate needs one comparison.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
@@ -190,6 +193,8 @@ class Admission:
         self.first_through = False
         self._slots: Slots | None = None
         self._wait_slot: Wait | None = None
+        #: Requests sent back from their slot's wait as the crawl closes (``send_back``).
+        self._closed_out: weakref.WeakSet[Request] = weakref.WeakSet()
 
     def hold_slots(self, slots: Slots) -> None:
         """Hold each download slot's concurrency at the last look (step 6): where Scrapy does
@@ -202,6 +207,11 @@ class Admission:
         docstring. On go, the request carries its token; before download, its slot has the
         origin's Crawl-delay. Before download, an unknown origin's first request is told to
         resolve it there (``RESOLVE``)."""
+        if at == "gate" and self._closed_out and request in self._closed_out:
+            # Step 6 at close: no place will come; held (kept or said at close, as held ones).
+            self._closed_out.discard(request)
+            assert self._wait_slot is not None  # only slot waits end so
+            return self._wait_slot
         meta = request.meta
         given = meta.get(ADMITTED)
         first = given == _FIRST_TOKEN
@@ -335,11 +345,14 @@ class Admission:
             return None
         return self._wait_slot
 
-    def send_back(self, request: Request) -> Request:
+    def send_back(self, request: Request, *, closing: bool = False) -> Request:
         """``request`` on its way back to the scheduler, to be admitted again (held, if it
         must wait). The dupefilter saw it once already (if it passed the gate to the scheduler
         and was not ``dont_filter``): marked so, a run that restores it files it with the
-        dupefilter again (``Holds.open``)."""
+        dupefilter again (``Holds.open``). ``closing``: its slot's wait was ended by the crawl
+        closing; the gate holds it."""
+        if closing:
+            self._closed_out.add(request)
         meta = request.meta
         if not request.dont_filter and ADMITTED in meta:
             meta[SEEN_META] = True

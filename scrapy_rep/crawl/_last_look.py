@@ -8,13 +8,13 @@ before its download slot (the admission's last two steps).
   its place there (the engine then backs out, as for a request queued in a slot before 2.14).
 
 A wait the crawl's close ends (``SlotClosed``): a request from the scheduler goes back to the
-gate, which holds it (``held_at_close``) as requests left in Scrapy's scheduler are kept or
-left; an ``engine.download`` caller is dropped with the reason ``closing``.
+gate, where the admission has it held (``send_back(closing=True)``), as requests left in
+Scrapy's scheduler are kept or left; an ``engine.download`` caller is dropped with the reason
+``closing``.
 """
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
@@ -60,8 +60,6 @@ class LastLook:
         self._page_answers = page_answers
         self._slots = slots
         self._off_active = off_active
-        #: Requests sent back to the gate from their slot's wait as the crawl closes: held.
-        self.back_at_close: weakref.WeakSet[Request] = weakref.WeakSet()
 
     def __call__(self, request: Request) -> Request | Coroutine[Any, Any, Request | None] | None:
         """None to go on, a Request to send back, or a coroutine waiting for a place."""
@@ -71,16 +69,6 @@ class LastLook:
         if self._admission.room(request) is None:
             return None
         return self._slot_wait(request)
-
-    def held_at_close(self, request: Request) -> bool:
-        """At the gate: is ``request`` one sent back as the crawl closed? Then it is held."""
-        if request not in self.back_at_close:
-            return False
-        self.back_at_close.discard(request)
-        origin = self._admission.origin(request)
-        assert origin is not None
-        self._holds.hold(origin, request, self._slots)
-        return True
 
     def _paused_since(self, request: Request) -> Request | None:
         if self._page_answers is None or request.meta.get(ROBOTS_META):
@@ -121,7 +109,6 @@ class LastLook:
         self._holds.let_go()
         origin = self._admission.origin(request)
         if origin is not None and ADMITTED in request.meta:
-            self.back_at_close.add(request)
-            return self._admission.send_back(request)
+            return self._admission.send_back(request, closing=True)
         why = self._holds.closed_why(origin or request.url, slots)
         self._verdicts.refuse(request, why, "before_download")

@@ -172,8 +172,6 @@ class RobotsTxtMiddleware:
         # Each download slot's concurrency, where Scrapy does not hold it (set when the spider
         # opens).
         self._slots: Slots | None = None
-        # The guard's last look (set when the spider opens).
-        self._last_look: LastLook | None = None
         # Scrapy's own dupefilter, when it is the scheduler's (set when the spider opens).
         self._dupefilter_seen: tuple[Callable[[Request], Any], Collection[Any]] | None = None
 
@@ -209,9 +207,6 @@ class RobotsTxtMiddleware:
         meta = request.meta
         if meta.get("dont_obey_robotstxt"):
             return
-        last_look = self._last_look
-        if last_look is not None and last_look.back_at_close and last_look.held_at_close(request):
-            raise IgnoreRequest("held as the crawl closed")
         # This signal comes before the dupefilter: a request it will drop as a duplicate of
         # one that passed needs no judging (its fingerprint is the dupefilter's, cached).
         seen = self._dupefilter_seen
@@ -596,7 +591,7 @@ class RobotsTxtMiddleware:
             self._admission.hold_slots(slots)
             self.crawler.signals.connect(slots.left, signal=signals.request_left_downloader)
         if self._slots is not None or self._pause_on:
-            self._last_look = LastLook(
+            guard.leaving = LastLook(
                 engine=engine,
                 admission=self._admission,
                 holds=self._holds,
@@ -605,7 +600,6 @@ class RobotsTxtMiddleware:
                 slots=self._slots,
                 off_active=self._off_active,
             )
-            guard.leaving = self._last_look
 
     async def _on_closed(self, spider: Spider, reason: str = "") -> None:
         # Every waiting request let go (if a close request did not already: the holds and
