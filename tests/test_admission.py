@@ -323,7 +323,7 @@ def test_concurrency_comes_last_and_only_where_slots_are_held() -> None:
     # A wait the crawl's close ended: back at the gate it is told to wait for a place (held as
     # the crawl closes), once; any other request is judged as ever.
     harness.admission.send_back(second, closing=True)
-    assert harness.admission.decide(second, ORIGIN, START, "gate") == Wait(slots)
+    assert harness.admission.decide(second, ORIGIN, START, "gate") == Wait(slots.no_place)
     assert harness.admission.decide(second, ORIGIN, START, "gate") == Wait(harness.parts.pauses)
 
 

@@ -165,6 +165,24 @@ def test_a_job_stopped_during_a_pause_respects_the_rest_of_it_when_resumed(
     assert resumed.stat("robotstxt/held_refiled") == 0
 
 
+def test_a_job_stopped_while_pages_wait_for_their_slot_keeps_the_pause_their_answers_began(
+    server_factory: Callable[..., ScriptedServer], tmp_path: Path
+) -> None:
+    """Ctrl-C while 2 pages are in flight and the rest wait for a place in their slot (Scrapy
+    >= 2.14): the waits end within a second, and the 503s that arrive after that still pause
+    the site, in the job's store, for the resumed run."""
+    a = _site(server_factory())
+    # Answered after the waits end (the close is noticed within a second).
+    a.outage(Reply(503, headers={"Retry-After": "30"}, delay=2.5))
+    job = {**ADDON, "JOBDIR": str(tmp_path / "job"), "CONCURRENT_REQUESTS_PER_DOMAIN": 2}
+    urls = _pages(a, "a.test", range(6))
+    stopped = run_crawl(urls, job, hosts=HOSTS, interrupt=Interrupt(a, "/page/", 2), check=False)
+    assert stopped.interrupted
+    assert any(s.status == 503 for s in a.requests)
+    shown = _scrapy_robots(a.url("/page/1", host="a.test"), tmp_path / "job", tmp_path)
+    assert "pause:  paused," in shown and "HTTP 503 with Retry-After 30s" in shown
+
+
 def _scrapy_robots(url: str, jobdir: Path, cwd: Path) -> str:
     store = f"REP_STORE=sqlite:///{jobdir / 'robotstxt.sqlite3'}"
     hosts = ["-s", f"TEST_HOSTS={json.dumps(HOSTS)}", "-s", "DNS_RESOLVER=_resolver.MappedResolver"]

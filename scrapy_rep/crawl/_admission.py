@@ -193,6 +193,7 @@ class Admission:
         self.first_through = False
         self._slots: Slots | None = None
         self._wait_slot: Wait | None = None
+        self._no_place: Wait | None = None
         #: Requests sent back from their slot's wait as the crawl closes (``send_back``).
         self._closed_out: weakref.WeakSet[Request] = weakref.WeakSet()
 
@@ -201,6 +202,7 @@ class Admission:
         not (``_compat.slots_burst``)."""
         self._slots = slots
         self._wait_slot = Wait(slots)
+        self._no_place = Wait(slots.no_place)
 
     def decide(self, request: Request, origin: str, now: float, at: Point) -> Decision:
         """The answer for ``request`` (of ``origin``) at ``at``, in the order of the module
@@ -210,8 +212,8 @@ class Admission:
         if at == "gate" and self._closed_out and request in self._closed_out:
             # Step 6 at close: no place will come; held (kept or said at close, as held ones).
             self._closed_out.discard(request)
-            assert self._wait_slot is not None  # only slot waits end so
-            return self._wait_slot
+            assert self._no_place is not None  # only slot waits end so
+            return self._no_place
         meta = request.meta
         given = meta.get(ADMITTED)
         first = given == _FIRST_TOKEN

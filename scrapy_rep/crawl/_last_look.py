@@ -105,8 +105,8 @@ class LastLook:
         """The crawl closes while ``request`` waits for a place: one from the scheduler (it
         carries the gate's token) goes back to the gate to be held (kept for the next run
         where held requests are durable, else said as not downloaded); an ``engine.download``
-        caller is dropped with the reason."""
-        self._holds.let_go()
+        caller is dropped with the reason. The rest of the crawl's closing is left to the
+        holds, which notice it on their own tick."""
         origin = self._admission.origin(request)
         if origin is not None and ADMITTED in request.meta:
             return self._admission.send_back(request, closing=True)

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from scrapy_rep.core.clock import Clock
     from scrapy_rep.crawl._events import Events
 
-__all__ = ["SlotClosed", "SlotLimit", "Slots"]
+__all__ = ["NoPlace", "SlotClosed", "SlotLimit", "Slots"]
 
 #: A request's slot as Scrapy has it: its key, its concurrency, and whether Scrapy holds that
 #: concurrency itself (a slot delay above 0: its queue starts one request per delay).
@@ -44,7 +44,21 @@ class SlotClosed(Exception):
     """A waiting request's wait ended by the crawl closing: it has no place."""
 
 
+class NoPlace:
+    """What a request whose wait the close ended is held for: a place that will not come (the
+    crawl closes, and lets its held requests go with it)."""
+
+    name = "a place in its download slot"
+
+    def wait(self, origin: str, trigger: Request | None) -> Deferred[None]:
+        return Deferred()
+
+
 class Slots:
+    name = NoPlace.name
+    #: What a request whose wait the close ended is held for.
+    no_place = NoPlace()
+
     def __init__(
         self,
         *,
@@ -79,10 +93,6 @@ class Slots:
         # notice a close.
         self._tick = LoopingCall(self._look)
         self._tick.clock = cast(Any, clock)
-
-    @property
-    def name(self) -> str:
-        return "a place in its download slot"
 
     def enter(self, request: Request) -> bool:
         """May ``request`` go now? If so it is counted in its slot until it leaves."""
