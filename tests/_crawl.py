@@ -24,10 +24,13 @@ keep running in the pytest process.
         check=True,               # raise CrawlFailed unless the subprocess exited 0 with results
         spider="harness",         # or "errback_yields" (async errbacks yielding an item and a
                                   # request), "drop_chain" (errback chains of dropped
-                                  # requests, measuring what stays alive) or "sitemap"
-                                  # (Scrapy's SitemapSpider), see tests/_crawl_main.py
+                                  # requests, measuring what stays alive), "sitemap"
+                                  # (Scrapy's SitemapSpider) or "copied_meta" (after one
+                                  # page, one request copying its meta or request), see
+                                  # tests/_crawl_main.py
         sitemap_urls=[],          # the sitemap spider's sitemap_urls
         chain=None,               # the drop chains' {drops, measure_at, sample_every}
+        copy=None,                # the copied_meta spider's {idiom, after, target, user_agent}
     )
 
 Start URLs may be plain strings or :class:`Start` (``url``, ``meta``, ``dont_filter`` (default
@@ -76,7 +79,8 @@ DOWNLOAD_TIMEOUT 15, ROBOTSTXT_OBEY False); JOBDIR, CLOSESPIDER_* etc. are ordin
                             spider_closed (benchmarks: robust on a busy machine)
     result.max_rss          peak resident set size of the crawl process, bytes (ru_maxrss)
     result.max_rss_at_open  the same, measured at spider_opened (the crawl's baseline)
-    result.probe            the drop chains' measurements, by drop number (str)
+    result.probe            the drop chains' measurements, by drop number (str); the
+                            copied_meta spider's ``copied_from`` (what it copied)
 """
 
 from __future__ import annotations
@@ -209,6 +213,7 @@ def run_crawl(
     spider: str = "harness",
     sitemap_urls: Sequence[str] = (),
     chain: Mapping[str, Any] | None = None,
+    copy: Mapping[str, Any] | None = None,
 ) -> CrawlResult:
     """Run a real crawl in a subprocess; see the module docstring."""
     with tempfile.TemporaryDirectory(prefix="scrapy-rep-crawl-") as tmp:
@@ -219,6 +224,7 @@ def run_crawl(
             "spider": spider,
             "sitemap_urls": list(sitemap_urls),
             "chain": dict(chain or {}),
+            "copy": dict(copy or {}),
             "follow_links": follow_links,
             "follow_meta": dict(follow_meta or {}),
             "items": items,

@@ -1,9 +1,10 @@
 """Subprocess entry point of ``tests/_crawl.py``: one real Scrapy crawl, results as JSON.
 
 Usage: ``python tests/_crawl_main.py CONFIG.json`` (``tests/`` is then ``sys.path[0]``).
-CONFIG keys: ``spider`` (``"harness"``, ``"errback_yields"``, ``"drop_chain"`` or
-``"sitemap"``, see ``SPIDERS``), ``sitemap_urls`` (the sitemap spider's), ``chain`` (the drop
-chains' {drops, measure_at, sample_every}), ``settings`` (dict), ``start`` (list
+CONFIG keys: ``spider`` (``"harness"``, ``"errback_yields"``, ``"drop_chain"``,
+``"sitemap"`` or ``"copied_meta"``, see ``SPIDERS``), ``sitemap_urls`` (the sitemap spider's),
+``chain`` (the drop chains' {drops, measure_at, sample_every}), ``copy`` (the copied_meta
+spider's {idiom, after, target, user_agent}), ``settings`` (dict), ``start`` (list
 of {url, meta, dont_filter, priority}),
 ``follow_links`` (bool), ``follow_meta`` (dict), ``items`` (bool: yield one dict item per
 response), ``extra`` (list of {url, at, meta, dont_filter}), ``hosts`` (name → IP for
@@ -15,7 +16,7 @@ response), ``extra`` (list of {url, at, meta, dont_filter}), ``hosts`` (name →
 ``close_reason``, ``cpu_time`` (CPU seconds of the crawl process from spider_opened to
 spider_closed), ``max_rss`` and ``max_rss_at_open`` (peak RSS in bytes at the end and at
 spider_opened), ``probe`` (what
-the drop chain measured, by drop number).
+the drop chain measured, by drop number; the copied_meta spider's ``copied_from``).
 """
 
 from __future__ import annotations
@@ -257,6 +258,67 @@ class DropChainSpider(HarnessSpider):
             yield Request(f"{base}/{int(link) + 1}", callback=self.parse, errback=self.on_error)
 
 
+class CopiedMetaSpider(HarnessSpider):
+    """The harness spider that, once, after the page ``copy["after"]`` (its callback's own
+    output first: links followed as ``follow_links`` says), makes one more request by an
+    everyday idiom that copies that page's meta or request (``copy["idiom"]``):
+
+    ``follow``              ``response.follow(target)`` (copies nothing: the control)
+    ``follow_meta``         ``response.follow(target, meta=response.meta)``
+    ``request_meta``        ``Request(absolute target, meta=dict(response.meta))``
+    ``replace_url``         ``response.request.replace(url=absolute target)``
+    ``replace_user_agent``  ``response.request.replace(headers={"User-Agent":
+                            copy["user_agent"]}, dont_filter=True)`` (the page again)
+
+    ``probe["copied_from"]`` says what was copied: the page's ``url``, its ``meta_keys`` and the
+    new request's (``copy_meta_keys``, ``copy_url``)."""
+
+    name = "copied_meta"
+
+    def __init__(self, harness: dict[str, Any], **kwargs: Any) -> None:
+        super().__init__(harness, **kwargs)
+        self.copy: dict[str, Any] = harness["copy"]
+        self.probe: dict[str, dict[str, Any]] = {}
+
+    def parse(self, response: Response, **kwargs: Any) -> Iterator[Request | dict[str, Any]]:
+        yield from super().parse(response, **kwargs)
+        # Once: the copy made by replace() has this callback and may fetch this page again.
+        if response.url != self.copy["after"] or "copied_from" in self.probe:
+            return
+        request = self._copied(response)
+        self.probe["copied_from"] = {
+            "url": response.url,
+            "meta_keys": sorted(response.meta),
+            "copy_url": request.url,
+            "copy_meta_keys": sorted(request.meta),
+        }
+        yield request
+
+    def _copied(self, response: Response) -> Request:
+        idiom: str = self.copy["idiom"]
+        target: str = self.copy.get("target") or ""
+        if idiom == "follow":
+            return response.follow(target, callback=self.parse, errback=self.on_error)
+        if idiom == "follow_meta":
+            return response.follow(
+                target, callback=self.parse, errback=self.on_error, meta=response.meta
+            )
+        if idiom == "request_meta":
+            return Request(
+                response.urljoin(target),
+                callback=self.parse,
+                errback=self.on_error,
+                meta=dict(response.meta),
+            )
+        page = response.request
+        assert page is not None
+        if idiom == "replace_url":
+            return page.replace(url=response.urljoin(target))
+        if idiom == "replace_user_agent":
+            return page.replace(headers={"User-Agent": self.copy["user_agent"]}, dont_filter=True)
+        raise ValueError(f"unknown copy idiom {idiom!r}")
+
+
 _GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 _REP_DIR = os.path.dirname(scrapy_rep.__file__)
 
@@ -312,6 +374,7 @@ SPIDERS: dict[str, type[HarnessSpider]] = {
     "errback_yields": ErrbackYieldsSpider,
     "drop_chain": DropChainSpider,
     "sitemap": SitemapHarnessSpider,
+    "copied_meta": CopiedMetaSpider,
 }
 
 
