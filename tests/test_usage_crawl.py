@@ -161,3 +161,41 @@ def test_the_page_level_keeps_what_the_gate_decided_after_robots_txt_left_the_lr
     # What the gate decided for each URL: robots.txt opts in, nothing else states a thing.
     opted_in = {"train-ai": True, "ai-use": None, "search": None}
     assert all(item["rep_usage"] == opted_in for item in result.items), result.items
+
+
+def test_a_strict_purpose_fetches_what_tdmrep_json_does_not_reserve(
+    http_server: ScriptedServer, http_server2: ScriptedServer
+) -> None:
+    # SPEC F4, G2: "tdm-reservation": 0 allows train-ai, so with REP_USAGE_STRICT the pages it
+    # covers are fetched. robots.txt saying nothing of train-ai is no refusal before the file is
+    # known: the gate waits for it, then judges (a regression dropped every page unfetched and
+    # never asked for tdmrep.json). The same on an origin without robots.txt (404).
+    rules = [
+        {"location": "/page/open/*", "tdm-reservation": 0},
+        {"location": "/page/closed/*", "tdm-reservation": 1},
+    ]
+    paths = ("/page/open/a", "/page/open/b", "/page/closed/c", "/page/else/d")
+    http_server.robots("User-agent: *\nDisallow: /page/private/\n")
+    urls = []
+    for site in (http_server, http_server2):
+        site.route("/.well-known/tdmrep.json", Reply.text(json.dumps(rules)))
+        urls += [site.url(path) for path in paths]
+    settings = {**TRAIN, "REP_USAGE_STRICT": True, "LOG_LEVEL": "DEBUG"}
+    result = run_crawl(urls, settings, items=True, item_meta=["rep_usage"])
+    opened = [site.url(p) for site in (http_server, http_server2) for p in paths[:2]]
+    assert sorted(result.responses) == sorted(opened)
+    for site in (http_server, http_server2):
+        assert site.count("/.well-known/tdmrep.json") == 1
+        assert site.count("/page/closed/c") == 0 and site.count("/page/else/d") == 0
+    # Reserved (rule 2), and not stated (strict): refused once the file is known.
+    assert result.stat("robotstxt/usage_forbidden/train-ai") == 4
+    for site in (http_server, http_server2):
+        closed, unstated = site.url("/page/closed/c"), site.url("/page/else/d")
+        assert f"{closed}> (train-ai disallowed by tdmrep.json rule 2" in result.log
+        assert f"{unstated}> (train-ai not stated (REP_USAGE_STRICT = True))" in result.log
+    # The page level agrees: the file's 0 is their train-ai, and nothing drops their items.
+    assert result.stat("robotspage/items/usage_dropped") == 0
+    opted_in = {"train-ai": True, "ai-use": None, "search": None}
+    assert {item["url"]: item["rep_usage"] for item in result.items} == dict.fromkeys(
+        opened, opted_in
+    )

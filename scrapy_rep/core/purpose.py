@@ -67,13 +67,17 @@ class Purpose:
     def declared(self) -> bool:
         return bool(self.labels)
 
-    def refusal(self, prefs: UsagePrefs) -> Refusal | None:
-        """The first declared label ``prefs`` refuses, or None when all may be used."""
+    def refusal(self, prefs: UsagePrefs, *, pending: bool = False) -> Refusal | None:
+        """The first declared label ``prefs`` refuses, or None when all may be used.
+
+        ``pending``: a source not known yet may still state a label ``prefs`` leave unknown
+        (a usage document being fetched: tdmrep.json's ``0`` allows ``train-ai``), so only a
+        disallow refuses, strict or not; the unknown is judged once every source is known."""
         for label in self.labels:
             value = prefs[label]
             if value is False:
                 return Refusal(label, False, prefs.sources[label])
-            if value is None and self.strict:
+            if value is None and self.strict and not pending:
                 return Refusal(label, None)
         return None
 

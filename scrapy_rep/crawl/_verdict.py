@@ -93,16 +93,17 @@ class Verdicts:
 
     def certain_refusal(self, state: _State, request: Request, known: Known) -> Why | None:
         """``usage_refusal`` by the statements no other source can override (those combined
-        most restrictively, SPEC G1: a refusal among them stands whatever a document not known
-        yet says), or None."""
+        most restrictively, SPEC G1: a disallow among them stands whatever a document not known
+        yet says), or None. A label they leave unknown is no refusal yet, strict or not: that
+        document may state it."""
         if not self.purpose.declared:
             return None
         statements = self.statements(state, request, known)
         certain = usage_of([found for found in statements if found.family is None])
-        return self._usage_why(state, certain)
+        return self._usage_why(state, certain, pending=True)
 
-    def _usage_why(self, state: _State, prefs: UsagePrefs) -> Why | None:
-        refusal = self.purpose.refusal(prefs)
+    def _usage_why(self, state: _State, prefs: UsagePrefs, *, pending: bool = False) -> Why | None:
+        refusal = self.purpose.refusal(prefs, pending=pending)
         if refusal is None:
             return None
         return Why(
