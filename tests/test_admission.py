@@ -26,7 +26,7 @@ from twisted.internet.defer import Deferred
 from scrapy_rep.core.policy import Fetch, Limits, record
 from scrapy_rep.core.purpose import NO_PURPOSE, Purpose
 from scrapy_rep.core.tokens import CrawlerTokens
-from scrapy_rep.crawl._admission import ADMITTED, FIRST, GO, Drop, Token, Wait, judged
+from scrapy_rep.crawl._admission import ADMITTED, FIRST, GO, Drop, Token, Wait
 from scrapy_rep.crawl._components import Components, build_components
 from scrapy_rep.crawl._drops import Drops
 from scrapy_rep.crawl._events import Events
@@ -84,6 +84,7 @@ class Harness:
             labels=purpose.labels,
         )
         self.admission = self.parts.admission
+        self.stats = crawler.stats
 
     def fetch(self, url: str, via: Request | None = None) -> Deferred[Any]:
         """Every fetch stays pending (a robots.txt being fetched)."""
@@ -256,15 +257,20 @@ def test_the_token_names_the_copies_and_pickles_to_a_plain_string() -> None:
     generation, contents = token.split(":")
     robots_id, tdmrep_id = contents.split(",")
     assert int(generation, 16) > 0 and len(robots_id) == len(tdmrep_id) == 16
-    state, known = judged(request) or (None, ())
+    state, known = harness.admission.judged(request) or (None, ())
     assert state is not None and state.content == robots_id
     assert [document.content for _, document in known] == [tdmrep_id]
-    # Through JOBDIR or Redis: a plain string, equal to the token, still current.
+    # Through JOBDIR or Redis: a plain string, equal to the token; but a verdict belongs to the
+    # request object it was given for: the restored request is judged again, counted once.
     restored = pickle.loads(pickle.dumps(request.meta))[ADMITTED]
     assert type(restored) is str and restored == token
     later = Request(URL, meta={ADMITTED: restored})
+    assert harness.admission.judged(later) is None
     assert harness.admission.decide(later, ORIGIN, START, "download") is GO
     assert later.meta[ADMITTED] is token  # the page level has what it was judged by
+    assert harness.admission.judged(later) == harness.admission.judged(request)
+    assert harness.admission.decide(later, ORIGIN, START, "download") is GO
+    assert harness.stats.get_value("robotstxt/rejudged") == 1
 
 
 def test_the_same_bytes_have_the_same_content_id_in_another_generation() -> None:

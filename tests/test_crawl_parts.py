@@ -28,7 +28,7 @@ from scrapy_rep.core.policy import Entry, Fetch, Limits
 from scrapy_rep.crawl._cache import OriginState
 from scrapy_rep.crawl._components import Components, build_components
 from scrapy_rep.crawl._events import Events
-from scrapy_rep.crawl._holds import SEEN_META
+from scrapy_rep.crawl._holds import SEEN_META, seen_mark
 from scrapy_rep.crawl._resolver import Resolver
 from scrapy_rep.crawl._settings import MiddlewareSettings
 from scrapy_rep.crawl.exceptions import RequestDropped
@@ -589,6 +589,13 @@ def scrapy_dupefilter() -> RFPDupeFilter:
     return RFPDupeFilter.from_crawler(get_crawler(settings_dict=settings))
 
 
+def seen_before(url: str) -> Request:
+    """A request sent back to the gate after the dupefilter let it through (``send_back``)."""
+    request = Request(url, dont_filter=True)
+    request.meta[SEEN_META] = seen_mark(request)
+    return request
+
+
 @pytest.mark.parametrize("stopped", ["gracefully", "killed"])
 def test_restored_requests_the_dupefilter_saw_are_filed_with_it_before_the_spider_starts(
     stopped: str,
@@ -599,10 +606,12 @@ def test_restored_requests_the_dupefilter_saw_are_filed_with_it_before_the_spide
     held_place = DurableHeld()
     # Sent back to the gate from the downloader (the dupefilter had let it through), held at
     # the gate before the scheduler (never seen), and the spider's own dont_filter request.
-    seen = Request(ORIGIN + "/seen", dont_filter=True, meta={SEEN_META: True})
+    seen = seen_before(ORIGIN + "/seen")
     unseen = Request(ORIGIN + "/unseen")
     own = Request(ORIGIN + "/own", dont_filter=True)
-    for request in (seen, unseen, own):
+    # A spider request that copied /seen's meta: the mark is /seen's fingerprint, not its own.
+    copied = Request(ORIGIN + "/copied", meta=dict(seen.meta))
+    for request in (seen, unseen, own, copied):
         held_place.add(ORIGIN, request)
     parts = Parts()
     parts.holds.open(held_place, seen=dupefilter.request_seen)
@@ -614,10 +623,11 @@ def test_restored_requests_the_dupefilter_saw_are_filed_with_it_before_the_spide
     assert dupefilter.request_seen(Request(ORIGIN + "/seen"))
     assert not dupefilter.request_seen(Request(ORIGIN + "/unseen"))
     assert not dupefilter.request_seen(Request(ORIGIN + "/own"))
+    assert not dupefilter.request_seen(Request(ORIGIN + "/copied"))
     parts.clock.advance(0)
-    assert parts.crawled == [seen, unseen, own]  # every held copy goes, as before
+    assert parts.crawled == [seen, unseen, own, copied]  # every held copy goes, as before
     assert parts.stats["robotstxt/held_refiled"] == refiled  # filed once
-    assert parts.stats["robotstxt/held_restored"] == 3
+    assert parts.stats["robotstxt/held_restored"] == 4
 
 
 def test_adopted_requests_the_dupefilter_saw_are_filed_as_they_are_sent() -> None:
@@ -625,7 +635,7 @@ def test_adopted_requests_the_dupefilter_saw_are_filed_as_they_are_sent() -> Non
     held_place = DurableHeld()
     parts = Parts()
     parts.holds.open(held_place, seen=dupefilter.request_seen)
-    adopted = Request("http://dead.test/1", dont_filter=True, meta={SEEN_META: True})
+    adopted = seen_before("http://dead.test/1")
     held_place.add("http://dead.test", adopted)  # what RedisHeld's heartbeat adopts
     parts.holds.adopted({"http://dead.test": 1})
     parts.clock.advance(0)
@@ -639,7 +649,7 @@ def test_requests_released_in_this_run_are_not_filed_again() -> None:
     parts = Parts(ok())
     parts.holds.open(DurableHeld(), seen=filed.append)
     # Its origin's pause ended: the dupefilter of this run let it through already.
-    request = Request(ORIGIN + "/page", dont_filter=True, meta={SEEN_META: True})
+    request = seen_before(ORIGIN + "/page")
     parts.holds.hold(ORIGIN, request)
     parts.advance(1)
     assert parts.crawled == [request]
@@ -651,9 +661,7 @@ def test_a_dupefilter_that_fails_delays_no_restored_request(caplog: Any) -> None
         raise ConnectionError("the dupefilter's Redis is down")
 
     held_place = DurableHeld()
-    restored = [
-        Request(ORIGIN + f"/{i}", dont_filter=True, meta={SEEN_META: True}) for i in range(2)
-    ]
+    restored = [seen_before(ORIGIN + f"/{i}") for i in range(2)]
     for request in restored:
         held_place.add(ORIGIN, request)
     parts = Parts()

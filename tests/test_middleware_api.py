@@ -26,7 +26,7 @@ from scrapy_rep.crawl._admission import ADMITTED
 from scrapy_rep.crawl._cache import ROBOTS, OriginCache, OriginState
 from scrapy_rep.crawl._events import Events, Waiting
 from scrapy_rep.crawl._fetch import describe_failure
-from scrapy_rep.crawl._holds import SEEN_META
+from scrapy_rep.crawl._holds import SEEN_META, seen_mark
 
 ORIGIN = "http://example.com"
 
@@ -120,10 +120,12 @@ def test_a_request_sent_back_to_the_gate_says_whether_the_dupefilter_saw_it() ->
     assert back == [scheduled, own, downloaded]
     assert all(request.dont_filter and ADMITTED not in request.meta for request in back)
     # Only the first one's fingerprint is the dupefilter's: a resumed job files it again.
-    assert [request.meta.get(SEEN_META, False) for request in back] == [True, False, False]
+    # The mark is the request's fingerprint: a copy of it on another request files nothing.
+    marks = [request.meta.get(SEEN_META) for request in back]
+    assert marks == [seen_mark(scheduled), None, None]
     # Held, released and sent back again (dont_filter now): still marked.
     scheduled.meta[ADMITTED] = "2:x"
-    assert mw._admission.send_back(scheduled).meta[SEEN_META] is True
+    assert mw._admission.send_back(scheduled).meta[SEEN_META] == seen_mark(scheduled)
 
 
 # -- log lines as sentences --------------------------------------------------------------------

@@ -86,8 +86,7 @@ class Parts:
 
     def answer(self, status: int, retry_after: float | None = None, path: str = "/p") -> bool:
         request = Request(ORIGIN + path)
-        if self.pauses.check(ORIGIN, self.clock.seconds()) == PROBE:
-            request.meta[PROBE_META] = True
+        self.pauses.admit(ORIGIN, request, self.clock.seconds())  # marks it if it is the probe
         return self.pauses.answered(ORIGIN, request, status, retry_after)
 
 
@@ -101,17 +100,24 @@ def test_a_pause_holds_then_lets_one_probe_go_and_doubles_when_it_fails() -> Non
     assert not waiter.called
     parts.clock.advance(0.2)
     assert waiter.called  # the pause is over: one probe may go
-    assert pauses.check(ORIGIN, now()) == PROBE
+    probe = Request(ORIGIN + "/probe")
+    assert pauses.admit(ORIGIN, probe, now()) and pauses.probing(probe)
     assert pauses.check(ORIGIN, now()) == HOLD  # one, not two
-    probe = Request(ORIGIN + "/probe", meta={PROBE_META: True})
+    # The mark names the probe's URL: a copy of its meta on another request is no probe, and
+    # its answer no news; through a scheduler's queue (a new object, same URL) it still is.
+    copy = Request(ORIGIN + "/copy", meta=dict(probe.meta))
+    assert copy.meta[PROBE_META] == f"{ORIGIN}/probe probes {ORIGIN}"
+    assert not pauses.probing(copy) and pauses.probing(probe.replace())
+    assert not pauses.answered(ORIGIN, copy, 200, None)
+    assert pauses.check(ORIGIN, now()) == HOLD
     assert pauses.answered(ORIGIN, probe, 503, None)
     assert parts.stats["robotstxt/pause/extended"] == 1
     parts.clock.advance(3.9)
     assert pauses.check(ORIGIN, now()) == HOLD  # twice as long: 4 s
     parts.clock.advance(0.2)
-    assert pauses.check(ORIGIN, now()) == PROBE
+    answer = Request(ORIGIN + "/probe")
+    assert pauses.admit(ORIGIN, answer, now()) and pauses.probing(answer)
     resumed = pauses.wait(ORIGIN)
-    answer = Request(ORIGIN + "/probe", meta={PROBE_META: True})
     assert not pauses.answered(ORIGIN, answer, 200, None)
     assert resumed.called and pauses.check(ORIGIN, now()) is None
     assert parts.stats["robotstxt/pause/resumed"] == 1
@@ -217,7 +223,7 @@ def test_an_answer_through_a_proxy_pauses_that_route_only() -> None:
     # paused route, whose next request may probe it at once.
     parts.clock.advance(2.1)
     probe = Request(ORIGIN + "/s", meta={"proxy": "http://user:secret@proxy.test:3128"})
-    assert pauses.admit(key, probe, now()) and probe.meta[PROBE_META] == key
+    assert pauses.admit(key, probe, now()) and probe.meta[PROBE_META] == f"{probe.url} probes {key}"
     assert pauses.check(key, now()) == HOLD
     probe.meta["proxy"] = "http://other.test:3128"
     assert not pauses.answered(route(ORIGIN, probe), probe, 200, None)
@@ -232,8 +238,8 @@ def test_a_pause_longer_than_its_limit_is_given_up_while_the_crawl_is_busy() -> 
 
     def gate(request: Request) -> None:
         """What the gate does with a released request: it probes, the site says "0 s" again."""
-        if parts.pauses.check(A, parts.clock.seconds()) == PROBE:
-            request.meta[PROBE_META] = A
+        parts.pauses.admit(A, request, parts.clock.seconds())
+        if parts.pauses.probing(request):
             assert parts.pauses.answered(A, request, 503, 0.0)
         parts.holds.hold(A, request, until=parts.pauses)
 
@@ -282,7 +288,7 @@ def test_a_site_answering_503_for_ever_is_given_up_a_minute_after_its_pause_bega
     def gate(request: Request) -> None:
         """A released request reaches the scheduler only as the probe (the admission marks it:
         the others stay held); the site answers 503 and it is held again."""
-        assert request.meta[PROBE_META] == A
+        assert request.meta[PROBE_META] == f"{request.url} probes {A}"
         probes.append(parts.clock.seconds() - paused_at)
         assert parts.pauses.answered(A, request, 503, None)
         parts.holds.hold(A, request, until=parts.pauses)

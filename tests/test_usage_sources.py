@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -29,7 +30,6 @@ from scrapy_rep.core.tdmrep import TDMREP, TdmFile
 from scrapy_rep.core.tokens import CrawlerTokens
 from scrapy_rep.core.usage import UsagePrefs, UsageSource
 from scrapy_rep.crawl import _verdict
-from scrapy_rep.crawl._admission import ADMITTED, Token
 from scrapy_rep.crawl._cache import ROBOTS, OriginCache, OriginState, usage_kind
 from scrapy_rep.crawl._drops import Drops
 from scrapy_rep.crawl._events import Events
@@ -101,12 +101,13 @@ class _Crawl:
         self.verdicts = Verdicts(crawler, tokens, events, Drops(events, task.Clock()), purpose)
         self.robots, self.known = robots, [(TDMREP, tdm)]
         self.page = PageRobotsMiddleware.from_crawler(crawler)
+        # The robots.txt middleware's answer for a request it let go: what it was judged by.
+        judged = (self.robots, tuple(self.known))
+        self.page._robots = cast("Any", SimpleNamespace(judged=lambda request: judged))
 
     def admitted(self, url: str) -> Request:
         """A request let go with this origin's documents, as the final gate lets one go."""
-        token = Token("1:test")
-        token.judged = (self.robots, tuple(self.known))
-        return Request(url, meta={ADMITTED: token})
+        return Request(url)
 
     def gate(self, url: str) -> UsagePrefs:
         return self.verdicts.usage(self.robots, Request(url), self.known)

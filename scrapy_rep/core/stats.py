@@ -50,6 +50,7 @@ __all__ = [
     "PAUSE_RESUMED",
     "RECOVERED",
     "REFRESH",
+    "REJUDGED",
     "RELEASED",
     "RELEASE_FAILED",
     "RESCHEDULED",
@@ -121,6 +122,10 @@ CRAWL_DELAY_IGNORED = "robotstxt/crawl_delay_ignored"
 #: Requests sent back to the gate from the downloader (their origin became unknown or
 #: unreachable after the gate allowed them).
 RESCHEDULED = "robotstxt/rescheduled"
+#: Requests judged again before download because the verdict they carried was not given to
+#: them in this process (restored from JOBDIR, queued by another process of a fleet, or a copy
+#: of another request's meta), or their URL or User-Agent changed after it was given.
+REJUDGED = "robotstxt/rejudged"
 #: Requests that waited for a place in their download slot (Scrapy >= 2.14 would have started
 #: them over the slot's concurrency); the most waiting at once; those that waited in their
 #: ``Downloader.active`` place (past the bound).

@@ -19,9 +19,17 @@ guard's last look. No per-origin condition is tested anywhere else. The order:
    whose wait the crawl's close ended comes back to the gate (``send_back(closing=True)``) and
    is told to wait there: held as the crawl closes.
 
-What the gate decided travels with the request as its token (``ADMITTED``, through the
-scheduler, JOBDIR and Redis): the combined generation of the states it was judged by and their
-content ids. While those states are current the final gate needs one comparison.
+A verdict belongs to the request it was given for. What the decision let go is bound to that
+request object in this process (``_Given``, a weak reference: never to anything its meta
+carries, so a spider that copies ``response.meta`` copies no verdict) with the inputs it read:
+the URL and the User-Agent header. While the states it was judged by are current and its inputs
+unchanged, the final gate needs one comparison. Its token (``ADMITTED``: the combined generation
+of those states and their content ids) is also written into its meta, where it only says "a
+gate let this go": a request that carries one it was not given here (restored from JOBDIR,
+queued by another process of a fleet, a copy of another request's meta) is judged again,
+counted (``robotstxt/rejudged``). So is one whose URL or User-Agent tokens changed since
+(``inputs_changed``, the guard's last look: a downloader middleware that set another
+User-Agent).
 """
 
 from __future__ import annotations
@@ -34,10 +42,10 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_rep.core.sources import needed_documents
-from scrapy_rep.core.stats import RESCHEDULED
+from scrapy_rep.core.stats import REJUDGED, RESCHEDULED
 from scrapy_rep.crawl._cache import OriginKeys
-from scrapy_rep.crawl._holds import SEEN_META
-from scrapy_rep.crawl._pauses import DONT_PAUSE_META, PROBE_META, route
+from scrapy_rep.crawl._holds import SEEN_META, seen_mark
+from scrapy_rep.crawl._pauses import DONT_PAUSE_META, route
 
 if TYPE_CHECKING:
     from scrapy.http import Request
@@ -86,6 +94,39 @@ class Token(str):
 
     def __reduce__(self) -> tuple[type[str], tuple[str]]:
         return str, (str(self),)
+
+
+class _Given(weakref.ref["Request"]):
+    """A verdict given in this process: a weak reference to the request it was given for (a
+    copy or a ``replace`` is another object), with its token and the inputs it read."""
+
+    __slots__ = ("agent", "token", "url")
+
+    token: Token | str
+    url: str
+    agent: bytes | None
+
+    def __new__(
+        cls,
+        request: Request,
+        forget: Callable[[weakref.ref[Request]], None],
+        token: Token | str,
+        agent: bytes | None,
+    ) -> _Given:
+        given = super().__new__(cls, request, forget)
+        given.token = token
+        given.url = request.url
+        given.agent = agent
+        return given
+
+    def __init__(
+        self,
+        request: Request,
+        forget: Callable[[weakref.ref[Request]], None],
+        token: Token | str,
+        agent: bytes | None,
+    ) -> None:
+        super().__init__(request, forget)  # type: ignore[call-arg]
 
 
 class _Go:
@@ -158,6 +199,7 @@ class Judge(Protocol):
     def refusal(self, state: _State, request: Request) -> Why | None: ...
     def usage_refusal(self, state: _State, request: Request, known: Known) -> Why | None: ...
     def certain_refusal(self, state: _State, request: Request, known: Known) -> Why | None: ...
+    def same_agents(self, judged: bytes | None, now: bytes | None) -> bool: ...
 
 
 class Admission:
@@ -196,6 +238,18 @@ class Admission:
         self._no_place: Wait | None = None
         #: Requests sent back from their slot's wait as the crawl closes (``send_back``).
         self._closed_out: weakref.WeakSet[Request] = weakref.WeakSet()
+        # The verdicts given in this process, each keyed and valued by its ``_Given`` (a weak
+        # reference to its request: looked up with any reference to the same request, gone
+        # with it). One allocation per request let go.
+        given: dict[weakref.ref[Request], _Given] = {}
+        self._given = given
+
+        def forget(ref: weakref.ref[Request]) -> None:
+            given.pop(ref, None)
+
+        self._forget = forget
+        # Requests counted as judged again (``REJUDGED``), so that each counts once.
+        self._rejudged: weakref.WeakSet[Request] = weakref.WeakSet()
 
     def hold_slots(self, slots: Slots) -> None:
         """Hold each download slot's concurrency at the last look (step 6): where Scrapy does
@@ -216,8 +270,11 @@ class Admission:
             return self._no_place
         meta = request.meta
         given = meta.get(ADMITTED)
-        first = given == _FIRST_TOKEN
+        if given is not None:
+            given = self._given_to(request, at)
+        first = given is _FIRST_TOKEN
         if first and at == "download":
+            self._unbind(request)
             self._resolver.unclaim(origin)
         state = self._resolver.state(origin, now, request)
         if state is None or state.serving.kind == "hold":
@@ -228,6 +285,7 @@ class Admission:
                     and self._resolver.claim(origin, now)
                 ):
                     meta[ADMITTED] = _FIRST_TOKEN
+                    self._bind(request, _FIRST_TOKEN)
                     return FIRST
             elif state is None and first:
                 return RESOLVE
@@ -249,19 +307,73 @@ class Admission:
             token = kept[1] if kept is not None and kept[0] == state.generation else None
             if token is None:
                 token = self.token(state, known)
-        # One comparison while nothing it was judged by changed (a plain string after JOBDIR
-        # or Redis compares equal to the token it was made from).
-        if given is not token and given != token:
+        # One comparison while nothing it was judged by changed (the token is made once per
+        # combination of states, and this request was given it here).
+        if given is not token:
             why = self._refused(state, request, known)
             if why is not None:
                 return Drop(why)
         if self._paused and self.paused(origin, request, now):
             return self._wait_pause
         if given is not token:
+            assert token is not None
             meta[ADMITTED] = token
+            self._bind(request, token)
         if at == "download" and state.crawl_delay is not None:
             self._apply_delay(request, state.crawl_delay)
         return GO
+
+    def _given_to(self, request: Request, at: Point) -> Token | str | None:
+        """The verdict given to ``request`` (which carries a token) in this process, while its
+        URL is the one judged; else None: it is judged again. At the gate (a request entering)
+        the token it carries is dropped; before download it still says the request came from
+        a scheduler (``send_back``), and it is counted once as judged again."""
+        given = self._given.get(weakref.ref(request))
+        if given is not None and (given.url is request.url or given.url == request.url):
+            return given.token
+        if at == "gate":
+            del request.meta[ADMITTED]
+        elif request not in self._rejudged:
+            self._rejudged.add(request)
+            self._events.count(REJUDGED)
+        return None
+
+    def _bind(self, request: Request, token: Token | str) -> None:
+        """Bind ``token`` to ``request``, with the User-Agent header it was judged by."""
+        given = _Given(request, self._forget, token, request.headers.get(b"User-Agent"))
+        self._given.pop(given, None)  # a verdict given to it before (its callback goes too)
+        self._given[given] = given
+
+    def _unbind(self, request: Request) -> None:
+        self._given.pop(weakref.ref(request), None)
+
+    def inputs_changed(self, request: Request) -> bool:
+        """The guard's last look, after every other downloader middleware: has ``request``'s
+        URL or the User-Agent tokens it carries changed since its verdict was given (a
+        middleware that rotates User-Agents, say)? It is then no longer bound to it: judge it
+        again (``decide``). A User-Agent filled in from USER_AGENT is no change."""
+        given = self._given.get(weakref.ref(request))
+        if given is None or given.token is _FIRST_TOKEN:
+            return False
+        agent = request.headers.get(b"User-Agent")
+        if (given.url is request.url or given.url == request.url) and (
+            agent == given.agent or self._judge.same_agents(given.agent, agent)
+        ):
+            return False
+        self._unbind(request)
+        request.meta.pop(ADMITTED, None)
+        self._rejudged.add(request)
+        self._events.count(REJUDGED)
+        return True
+
+    def again(self, request: Request) -> Decision | None:
+        """The guard's last look: None while ``request``'s verdict holds (or it has none),
+        else the decision for it judged again (its inputs changed, ``inputs_changed``)."""
+        if not self.inputs_changed(request):
+            return None
+        origin = self.origin(request)
+        assert origin is not None  # it was judged
+        return self.decide(request, origin, self._clock.seconds(), "download")
 
     def _refused(self, state: _State, request: Request, known: Known) -> Why | None:
         """Why the known documents drop ``request`` (steps 2 and 3), or None."""
@@ -289,7 +401,8 @@ class Admission:
         copy (no pause or usage document matters: the site is not asked): the state to answer
         from, with the origin's Crawl-delay on the request's slot should it go to the server
         (no copy to give); a wait for robots.txt; or a drop, as for any request."""
-        if request.meta.get(ADMITTED) == _FIRST_TOKEN:
+        if self.first(request):
+            self._unbind(request)
             self._resolver.unclaim(origin)
         state = self._resolver.state(origin, now, request)
         if state is None or state.serving.kind == "hold":
@@ -318,9 +431,10 @@ class Admission:
 
     def paused(self, origin: str, request: Request, now: float) -> bool:
         """Is ``request``'s route to ``origin`` paused, and it is not the one probe (which
-        this marks ``PROBE_META``)? A request marked ``rep_dont_pause`` never is (SPEC H4)."""
+        this makes it, ``Pauses.probing``)? A request marked ``rep_dont_pause`` never is
+        (SPEC H4)."""
         meta = request.meta
-        if meta.get(DONT_PAUSE_META) or PROBE_META in meta:
+        if meta.get(DONT_PAUSE_META) or self._pauses.probing(request):
             return False
         key = route(origin, request)
         return key in self._paused and not self._pauses.admit(key, request, now)
@@ -332,7 +446,7 @@ class Admission:
     def leaving(self, request: Request) -> bool:
         """The last look before the download slot: must ``request``, admitted before, go back
         (its route paused since)? Only the pause can have changed by then."""
-        if not self._paused or ADMITTED not in request.meta:
+        if not self._paused or weakref.ref(request) not in self._given:
             return False
         origin = self.origin(request)
         return origin is not None and self.paused(origin, request, self._clock.seconds())
@@ -357,10 +471,11 @@ class Admission:
             self._closed_out.add(request)
         meta = request.meta
         if not request.dont_filter and ADMITTED in meta:
-            meta[SEEN_META] = True
+            meta[SEEN_META] = seen_mark(request)
         request.dont_filter = True
         meta.pop(ADMITTED, None)
-        meta.pop(PROBE_META, None)
+        self._unbind(request)
+        self._pauses.not_probed(request)
         self._events.count(RESCHEDULED)
         return request
 
@@ -383,17 +498,20 @@ class Admission:
         return token
 
     def first(self, request: Request) -> bool:
-        """Was ``request`` let through as its origin's first (``FIRST``)?"""
-        return request.meta.get(ADMITTED) == _FIRST_TOKEN
+        """Was ``request`` let through as its origin's first (``FIRST``), in this process?"""
+        if request.meta.get(ADMITTED) != _FIRST_TOKEN:
+            return False
+        given = self._given.get(weakref.ref(request))
+        return given is not None and given.token is _FIRST_TOKEN
+
+    def judged(self, request: Request) -> tuple[OriginState[RobotsTxt], Known] | None:
+        """The states ``request`` was let go with in this process (its token's), or None."""
+        given = self._given.get(weakref.ref(request))
+        token = None if given is None else given.token
+        return token.judged if isinstance(token, Token) else None
 
     def awaited(self, request: Request, origin: str, now: float) -> Awaited | None:
         """For a held request being released: what it still waits for, or None (send it on:
         it goes, or the gate drops it)."""
         decision = self.decide(request, origin, now, "release")
         return decision.awaited if isinstance(decision, Wait) else None
-
-
-def judged(request: Request) -> tuple[OriginState[RobotsTxt], Known] | None:
-    """The states ``request`` was let go with in this process (its token's), or None."""
-    token = request.meta.get(ADMITTED)
-    return token.judged if isinstance(token, Token) else None

@@ -178,5 +178,8 @@ class _Lenient:
 
     certain_refusal = usage_refusal
 
+    def same_agents(self, judged: bytes | None, now: bytes | None) -> bool:
+        return True
+
 
 _LENIENT = _Lenient()

@@ -39,7 +39,13 @@ from scrapy_rep.core.parser import MAX_BODY_BYTES
 from scrapy_rep.core.policy import MAX_REDIRECTS, Fetch, classify, parse_retry_after
 from scrapy_rep.core.proxy import proxy_failure
 from scrapy_rep.crawl import _compat
-from scrapy_rep.crawl.guard_middleware import ROBOTS_META, TRUNCATED_FLAG, check_wiring
+from scrapy_rep.crawl.guard_middleware import (
+    TRUNCATED_FLAG,
+    check_wiring,
+    fetch_over,
+    is_fetch,
+    mark_fetch,
+)
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -112,6 +118,7 @@ class Fetcher:
                 error = describe_failure(exc)
                 return Fetch("unreachable", None, tuple(redirects), error=error), None
             finally:
+                fetch_over(request)
                 self._received.pop(id(request), None)
                 self._track(-1)
             self._events.count(self._names.response_count)
@@ -215,13 +222,12 @@ class Fetcher:
                 "dont_cache": True,
                 "download_timeout": self._timeout,
                 "allow_offsite": True,
-                ROBOTS_META: True,
             }
         )
         if url.startswith("ftp:"):
             meta["ftp_user"] = "anonymous"
             meta["ftp_password"] = self._ftp_password
-        return Request(
+        request = Request(
             url,
             priority=_PRIORITY,
             meta=meta,
@@ -229,6 +235,7 @@ class Fetcher:
             callback=NO_CALLBACK,
             dont_filter=True,
         )
+        return mark_fetch(request)
 
     def _download(self, request: Request) -> Deferred[Response]:
         self._track(+1)
@@ -245,7 +252,7 @@ class Fetcher:
             self._crawler.signals.disconnect(self._on_bytes, signal=signals.bytes_received)
 
     def _on_bytes(self, data: bytes, request: Request, spider: Any = None) -> None:
-        if not request.meta.get(ROBOTS_META):
+        if not is_fetch(request):
             return
         key = id(request)
         total = self._received.get(key, 0) + len(data)

@@ -23,6 +23,7 @@ import bisect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
+from scrapy.utils.request import fingerprint
 from twisted.internet import task
 from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
@@ -43,13 +44,20 @@ if TYPE_CHECKING:
     from scrapy_rep.crawl._resolver import Resolver
     from scrapy_rep.crawl.exceptions import DropReason
 
-__all__ = ["SEEN_META", "Awaited", "Holds"]
+__all__ = ["SEEN_META", "Awaited", "Holds", "seen_mark"]
 
 #: Meta key of a held request the scheduler's dupefilter saw (it passed the gate to the
 #: scheduler, not ``dont_filter``, before it was sent back to the gate and held): it goes to
 #: the scheduler again with ``dont_filter``, and a run that restores it files its fingerprint
-#: with the dupefilter first (``Holds.open``).
+#: with the dupefilter first (``Holds.open``). Its value is the request's fingerprint
+#: (``seen_mark``): it must survive JOBDIR and Redis, so it cannot be bound to the request
+#: object; bound to its content, a copy on another request files nothing.
 SEEN_META = "_rep_seen"
+
+
+def seen_mark(request: Request) -> str:
+    """``SEEN_META``'s value for ``request``: Scrapy's default fingerprint of it, in hex."""
+    return fingerprint(request).hex()
 
 
 class Awaited(Protocol):
@@ -311,7 +319,7 @@ class Holds:
         yielded again by a resumed job) is then filtered as a duplicate, while this one
         (``dont_filter``) goes. Counted when the dupefilter did not have it (lost in a
         ``kill -9``, or another process's)."""
-        if self._seen is None or not request.meta.get(SEEN_META):
+        if self._seen is None or request.meta.get(SEEN_META) != seen_mark(request):
             return
         try:
             known = self._seen(request)

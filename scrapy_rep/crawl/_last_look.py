@@ -1,6 +1,8 @@
 """``LastLook``: what ``RobotsTxtGuard``, the last downloader middleware, asks of every request
 before its download slot (the admission's last two steps).
 
+- ``Admission.again``: a request whose URL or User-Agent tokens a downloader middleware changed
+  since its verdict was given (one that rotates User-Agents, at 400 say) is judged again.
 - ``Admission.leaving`` (``PageAnswers.page_leaving``): a page whose route paused since it was
   admitted goes back to the gate.
 - ``Admission.room`` (``_slots``): where Scrapy does not hold a download slot's concurrency, a
@@ -21,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 from scrapy.utils.defer import maybe_deferred_to_future
 
 from scrapy_rep.crawl import _compat
-from scrapy_rep.crawl._admission import ADMITTED
+from scrapy_rep.crawl._admission import ADMITTED, Drop, Wait
 from scrapy_rep.crawl._slots import SlotClosed
-from scrapy_rep.crawl.guard_middleware import ROBOTS_META
+from scrapy_rep.crawl.guard_middleware import is_fetch
 
 if TYPE_CHECKING:
     from scrapy.http import Request
@@ -62,7 +64,14 @@ class LastLook:
         self._off_active = off_active
 
     def __call__(self, request: Request) -> Request | Coroutine[Any, Any, Request | None] | None:
-        """None to go on, a Request to send back, or a coroutine waiting for a place."""
+        """None to go on, a Request to send back, or a coroutine waiting for a place. A
+        request whose URL or User-Agent a middleware changed since it was judged is judged
+        again first: dropped, sent back to wait, or on."""
+        again = self._admission.again(request)
+        if isinstance(again, Drop):
+            self._verdicts.refuse(request, again.why, "before_download")
+        if isinstance(again, Wait):
+            return self._admission.send_back(request)
         back = self._paused_since(request)
         if back is not None:
             return back
@@ -71,7 +80,7 @@ class LastLook:
         return self._slot_wait(request)
 
     def _paused_since(self, request: Request) -> Request | None:
-        if self._page_answers is None or request.meta.get(ROBOTS_META):
+        if self._page_answers is None or is_fetch(request):
             return None
         return self._page_answers.page_leaving(request)
 

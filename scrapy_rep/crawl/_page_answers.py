@@ -21,7 +21,7 @@ from scrapy_rep.core.proxy import proxy_failure
 from scrapy_rep.core.stats import PAUSE_PASSED, PAUSE_RESENT
 from scrapy_rep.crawl._fetch import describe_failure, header_values
 from scrapy_rep.crawl._pauses import DONT_PAUSE_META, route
-from scrapy_rep.crawl.guard_middleware import ROBOTS_META
+from scrapy_rep.crawl.guard_middleware import is_fetch
 
 if TYPE_CHECKING:
     from scrapy.http import Request, Response
@@ -72,7 +72,7 @@ class PageAnswers:
         # The hot path: an answer, and nothing struggling or probing to tell of it.
         if status < 500 and status != 429 and self._pauses.quiet(request):
             return
-        if meta.get(ROBOTS_META) or meta.get("dont_obey_robotstxt") or meta.get(DONT_PAUSE_META):
+        if is_fetch(request) or meta.get("dont_obey_robotstxt") or meta.get(DONT_PAUSE_META):
             return
         origin = self._admission.origin(request)
         if origin is None:

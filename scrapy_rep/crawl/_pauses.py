@@ -47,9 +47,13 @@ if TYPE_CHECKING:
 
 __all__ = ["DONT_PAUSE_META", "HOLD", "PROBE", "PROBE_META", "Pauses", "route"]
 
-#: Meta key of the one request sent to a paused route once its pause is over (its value: the
-#: route it probes).
+#: Meta key of the one request sent to a paused route once its pause is over. Its value names
+#: the request's URL and the route it probes (``"<url> probes <route>"``): the mark must cross
+#: the scheduler (JOBDIR's and scrapy-redis's queues hand out new request objects) and reach
+#: another process of a fleet, so it is bound to the request's URL, not to the object; a copy
+#: on another request probes nothing (``Pauses.probing``).
 PROBE_META = "rep_pause_probe"
+_PROBES = " probes "
 #: Meta key a request sets to neither pause its origin nor be held by a pause (an API or
 #: proxy whose own 429/503 says nothing of the site, SPEC H4).
 DONT_PAUSE_META = "rep_dont_pause"
@@ -68,6 +72,15 @@ def route(origin: str, request: Request) -> str:
 def _proxy_name(proxy: str) -> str:
     parts = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
     return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
+
+
+def _probed_route(request: Request) -> str | None:
+    """The route ``request`` was sent to probe (``PROBE_META``), if the mark is its own."""
+    mark = request.meta.get(PROBE_META)
+    if not isinstance(mark, str):
+        return None
+    url, found, key = mark.partition(_PROBES)
+    return key if found and url == request.url else None
 
 
 def _origin_of(key: str) -> str:
@@ -165,10 +178,15 @@ class Pauses:
     def quiet(self, request: Request) -> bool:
         """Nothing to learn from an answer to ``request`` that is not a "slow down": no route
         struggling (SPEC H1), and it is no probe."""
-        return not self.struggles and PROBE_META not in request.meta
+        return not self.struggles and not self.probing(request)
+
+    def probing(self, request: Request) -> bool:
+        """Is ``request`` a route's probe (``PROBE_META`` made for its URL)?"""
+        return _probed_route(request) is not None
 
     def not_probed(self, request: Request) -> None:
-        """``request``'s answer said nothing of the site (a proxy's own): it probed nothing."""
+        """``request`` probes nothing: its answer said nothing of the site (a proxy's own), or
+        it goes back to the gate."""
         request.meta.pop(PROBE_META, None)
 
     def check(self, key: str, now: float) -> str | None:
@@ -193,7 +211,7 @@ class Pauses:
         ``PROBE_META``; False: hold it."""
         verdict = self.check(key, now)
         if verdict == PROBE:
-            request.meta[PROBE_META] = key
+            request.meta[PROBE_META] = f"{request.url}{_PROBES}{key}"
         return verdict != HOLD
 
     def wait(self, origin: str, trigger: Request | None = None) -> Deferred[None]:
@@ -270,10 +288,11 @@ class Pauses:
         """Was ``request``, answered by route ``key``, that route's probe? A probe that went
         another way (a rotating proxy gave it another one) said nothing of the route it was to
         probe: that route's next request may probe it."""
-        probed = request.meta.pop(PROBE_META, None)
-        if not probed:
+        probed = _probed_route(request)
+        if probed is None:
             return False
-        if isinstance(probed, str) and probed != key:
+        request.meta.pop(PROBE_META, None)
+        if probed != key:
             pause = self.paused.get(probed)
             if pause is not None and pause.probe_at is not None:
                 pause.probe_at = None

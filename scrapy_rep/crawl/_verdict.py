@@ -114,6 +114,11 @@ class Verdicts:
             label=refusal.label,
         )
 
+    def same_agents(self, judged: bytes | None, now: bytes | None) -> bool:
+        """Do the User-Agent headers ``judged`` and ``now`` obey robots.txt as the same tokens
+        (None: no header, the crawler's own)?"""
+        return self._tokens.for_header(judged) == self._tokens.for_header(now)
+
     def scheduled_unresolved(self, request: Request) -> None:
         """``request`` goes on to the scheduler before its origin is known (its first): the
         dupefilter sees it, so a copy held meanwhile and refused at the gate later is a

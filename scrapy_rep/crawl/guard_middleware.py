@@ -1,6 +1,7 @@
 """``RobotsTxtGuard``: the last downloader middleware a request passes (``GUARD_ORDER`` = 950).
 
-For robots.txt requests (marked ``ROBOTS_META``), what must not be left to the middlewares they
+For robots.txt requests (``is_fetch``: scrapy-rep's own fetches while they are downloaded, and a
+middleware's rewrite of one), what must not be left to the middlewares they
 pass on their way (SPEC B2):
 
 - **Scheme**: only an http, https or ftp download handler may serve one; any other is refused
@@ -46,14 +47,48 @@ __all__ = [
     "TRUNCATED_FLAG",
     "RobotsTxtGuard",
     "check_wiring",
+    "fetch_over",
+    "is_fetch",
+    "mark_fetch",
 ]
 
 GUARD = "scrapy_rep.RobotsTxtGuard"
 #: Above HttpCompressionMiddleware (590) and every other built-in downloader
 #: middleware (HttpCacheMiddleware is 900): first to see a robots.txt response.
 GUARD_ORDER = 950
-#: Meta key marking this package's own robots.txt requests.
+#: Meta key marking this package's own robots.txt (and usage-document) requests, for the
+#: spider's downloader middlewares (true while the fetch is downloaded).
 ROBOTS_META = "rep_robotstxt"
+
+
+class _FetchMark(int):
+    """``ROBOTS_META``'s value on one fetch: 1, true as for any reader, and its own object, so
+    that a middleware's ``replace`` of the fetch (which copies its meta) is still the fetch and
+    still checked here, while a copy of it taken once the fetch is over (a spider copying meta)
+    is a mark that ended: a page given it gets no robots.txt treatment."""
+
+    over = False
+
+
+def mark_fetch(request: Request) -> Request:
+    """``request`` is one of scrapy-rep's own robots.txt or usage-document fetches."""
+    request.meta[ROBOTS_META] = _FetchMark(1)
+    return request
+
+
+def fetch_over(request: Request) -> None:
+    """``request``'s download is over (answered or failed): its mark ends."""
+    mark = request.meta.get(ROBOTS_META)
+    if isinstance(mark, _FetchMark):
+        mark.over = True
+
+
+def is_fetch(request: Request) -> bool:
+    """Is ``request`` one of scrapy-rep's own fetches being downloaded (``mark_fetch``)?"""
+    mark = request.meta.get(ROBOTS_META)
+    return type(mark) is _FetchMark and not mark.over
+
+
 #: Response flag: the decoded body was cut at 512,000 bytes.
 TRUNCATED_FLAG = "robotstxt_decoded_truncated"
 
@@ -88,7 +123,7 @@ class RobotsTxtGuard:
         return cls(crawler)
 
     def _last_look(self, request: Request) -> Any:
-        if request.meta.get(ROBOTS_META):
+        if is_fetch(request):
             scheme = urlparse_cached(request).scheme
             if scheme not in ROBOTS_SCHEMES:
                 self._events.scheme_refused(request.url, scheme)
@@ -102,7 +137,7 @@ class RobotsTxtGuard:
     def process_response(
         self, request: Request, response: Response, spider: Spider | None = None
     ) -> Response | Request:
-        if not request.meta.get(ROBOTS_META):
+        if not is_fetch(request):
             page_answers = self.page_answers
             if page_answers is None:
                 return response
@@ -122,7 +157,7 @@ class RobotsTxtGuard:
     def process_exception(
         self, request: Request, exception: Exception, spider: Spider | None = None
     ) -> Request | None:
-        if request.meta.get(ROBOTS_META) or self.page_answers is None:
+        if self.page_answers is None or is_fetch(request):
             return None
         return self.page_answers.page_failed(request, exception)
 

@@ -55,7 +55,6 @@ from scrapy_rep.core.stats import (
     PAGE_USAGE_REFUSED,
 )
 from scrapy_rep.core.usage import UsagePrefs
-from scrapy_rep.crawl._admission import judged
 from scrapy_rep.crawl._events import PageEvents
 from scrapy_rep.crawl._running import running_middleware
 from scrapy_rep.crawl._settings import (
@@ -123,6 +122,8 @@ class PageRobotsMiddleware:
         # its requests would hand this page's rules to the next one.
         meta = response.meta
         if meta.get("dont_obey_robotstxt"):
+            # Not judged: what the meta has of these keys is a copy of another page's.
+            _unmark(meta)
             self._judged[response] = None
             return None
         request = response.request
@@ -160,7 +161,8 @@ class PageRobotsMiddleware:
         evicted since; none for a request it did not judge)."""
         request = response.request
         known: list[Statement] = []
-        decided = judged(request) if request is not None else None
+        robots = self._robots_middleware()
+        decided = robots.judged(request) if request is not None and robots is not None else None
         if request is not None and decided is not None:
             state, documents = decided
             robots, used = served(state), served_documents(documents)
@@ -178,7 +180,8 @@ class PageRobotsMiddleware:
     ) -> Iterator[Any]:
         page = self._page(response)
         if page is None:
-            yield from result
+            for output in result:
+                yield _unmarked(output)
             return
         try:
             for output in result:
@@ -193,7 +196,7 @@ class PageRobotsMiddleware:
         page = self._page(response)
         if page is None:
             async for output in result:
-                yield output
+                yield _unmarked(output)
             return
         try:
             async for output in result:
@@ -249,6 +252,7 @@ class _Page:
 
     def keep(self, output: Any) -> bool:
         if isinstance(output, Request):
+            _unmarked(output)
             if output.meta.get("dont_obey_robotstxt"):
                 return True
             if self.rules.nofollow:
@@ -331,6 +335,20 @@ class _Page:
         robots.page_filtered(
             self._rel_origins, f"rel=nofollow links of {url} (REP_PAGE_RELNOFOLLOW)"
         )
+
+
+def _unmark(meta: dict[str, Any]) -> None:
+    meta.pop(META_KEY, None)
+    meta.pop(USAGE_KEY, None)
+
+
+def _unmarked(output: Any) -> Any:
+    """``output``, without the page's keys if it is a request: they are its response's, and a
+    callback that copied ``response.meta`` into it would hand them on as the next page's (to
+    an errback, or where the next page is not judged)."""
+    if isinstance(output, Request):
+        _unmark(output.meta)
+    return output
 
 
 #: A response's body and declared encoding when it is HTML (``_html``), else (None, None).

@@ -58,7 +58,7 @@ from scrapy_rep.crawl._settings import (
 )
 from scrapy_rep.crawl._slots import Slots
 from scrapy_rep.crawl._tokens import settings_tokens
-from scrapy_rep.crawl._verdict import Verdicts
+from scrapy_rep.crawl._verdict import Known, Verdicts
 from scrapy_rep.crawl.guard_middleware import RobotsTxtGuard, check_wiring
 from scrapy_rep.crawl.robot_parser import RobotParser
 from scrapy_rep.storage.held import open_held
@@ -486,6 +486,11 @@ class RobotsTxtMiddleware:
         pauses = maybeDeferred(self._store.pauses).addCallback(found)
         return pauses.addErrback(lambda failure: None)
 
+    def judged(self, request: Request) -> tuple[OriginState[RobotsTxt], Known] | None:
+        """For the page level: the states ``request`` was let go with in this process (robots.txt's
+        and the usage documents'), or None."""
+        return self._admission.judged(request)
+
     def page_filtered(self, origins: Mapping[str | None, int], reason: str) -> None:
         """For the page level: requests a page's rules filtered out of its output, counted by
         their origin (None: a URL robots.txt does not apply to), go to the drop path's
@@ -573,9 +578,9 @@ class RobotsTxtMiddleware:
             await maybe_deferred_to_future(self._pauses.open())
 
     def _hold_slots(self, guard: RobotsTxtGuard) -> None:
-        """Give the guard its last look (``LastLook``): the pause (if on) and, where Scrapy
-        does not hold a download slot's concurrency (``_compat.slots_burst``) and
-        REP_SLOT_CONCURRENCY is on, the slot's."""
+        """Give the guard its last look (``LastLook``): a verdict whose inputs changed, the
+        pause (if on) and, where Scrapy does not hold a download slot's concurrency
+        (``_compat.slots_burst``) and REP_SLOT_CONCURRENCY is on, the slot's."""
         engine = self.crawler.engine
         if self._config.slot_concurrency and _compat.slots_burst():
             slots = Slots(
@@ -590,16 +595,15 @@ class RobotsTxtMiddleware:
             self._slots = slots
             self._admission.hold_slots(slots)
             self.crawler.signals.connect(slots.left, signal=signals.request_left_downloader)
-        if self._slots is not None or self._pause_on:
-            guard.leaving = LastLook(
-                engine=engine,
-                admission=self._admission,
-                holds=self._holds,
-                verdicts=self._verdicts,
-                page_answers=self._page_answers if self._pause_on else None,
-                slots=self._slots,
-                off_active=self._off_active,
-            )
+        guard.leaving = LastLook(
+            engine=engine,
+            admission=self._admission,
+            holds=self._holds,
+            verdicts=self._verdicts,
+            page_answers=self._page_answers if self._pause_on else None,
+            slots=self._slots,
+            off_active=self._off_active,
+        )
 
     async def _on_closed(self, spider: Spider, reason: str = "") -> None:
         # Every waiting request let go (if a close request did not already: the holds and
