@@ -57,10 +57,22 @@ START = 1_000_000.0
 
 
 class _Pending:
-    """robots.txt of an origin not known yet: its fetch never answers (no engine here)."""
+    """robots.txt of an origin not known yet: its fetch stays pending (no engine here), until
+    ``finish`` answers it (a resolution left pending would be closed by the garbage collector
+    in the middle of its fetch)."""
+
+    def __init__(self) -> None:
+        self.pending: list[Deferred[Any]] = []
 
     def fetch(self, url: str, via: Request | None = None) -> Deferred[Any]:
-        return Deferred()
+        found: Deferred[Any] = Deferred()
+        self.pending.append(found)
+        return found
+
+    def finish(self) -> None:
+        pending, self.pending = self.pending, []
+        for found in pending:
+            found.callback((Fetch("no_robots", 404), None))
 
 
 class Crawl:
@@ -82,8 +94,9 @@ class Crawl:
         self.middleware = mw = RobotsTxtMiddleware(
             crawler, config, MemoryStore(clock=self.clock.seconds), self.clock
         )
+        self.fetches = _Pending()
         for document in (mw._resolver, *(used.resolver for used in mw._components.documents)):
-            document._fetcher = _Pending()
+            document._fetcher = self.fetches
         self.crawled: list[Request] = []
         mw._holds._crawl = self.crawled.append
         mw._admission.first_through = True
@@ -250,7 +263,11 @@ def test_scrapy_reps_meta_copied_onto_another_request_changes_nothing(
     with_copy = second.request(meta={key: marks[key] for key in keys if key in marks})
     assert not is_fetch(with_copy)
     without = second.request()
-    assert fate(plain, without, second) == fate(copied, with_copy, second)
+    try:
+        assert fate(plain, without, second) == fate(copied, with_copy, second)
+    finally:
+        plain.fetches.finish()
+        copied.fetches.finish()
 
 
 def fate(crawl: Crawl, request: Request, case: Case) -> str:
