@@ -82,6 +82,21 @@ def test_project_setting_beats_addon(name: str, value: Any) -> None:
     assert settings.getpriority(name) == SETTINGS_PRIORITIES["project"]
 
 
+@pytest.mark.parametrize(
+    "parser", ["scrapy.robotstxt.ProtegoRobotParser", "scrapy.robotstxt.PythonRobotParser"]
+)
+def test_another_parser_set_with_the_addon_stops_the_crawl(parser: str) -> None:
+    # Protego is Scrapy's default value: set by the project it still asks for another parser's
+    # answers, which the add-on's middleware would not give.
+    class Custom(Spider):
+        name = "custom"
+        custom_settings = {"ROBOTSTXT_PARSER": parser}  # noqa: RUF012
+
+    for c in (crawler(ROBOTSTXT_PARSER=parser), crawler(Custom)):
+        with pytest.raises(ValueError, match=f"ROBOTSTXT_PARSER='{parser}' is not used"):
+            RobotsTxtMiddleware.from_crawler(c)
+
+
 def test_obey_off_leaves_the_middlewares_alone() -> None:
     c = crawler(ROBOTSTXT_OBEY=False)
     assert OURS not in middlewares(c)
@@ -189,6 +204,15 @@ def site(http_server: ScriptedServer) -> ScriptedServer:
 
 def run_spider(tmp_path: Path, base: str, *settings: str) -> tuple[list[str], str]:
     """The paths the spider fetched, and the crawl's log."""
+    result = runspider(tmp_path, base, *settings)
+    assert result.returncode == 0, result.stderr
+    items = tmp_path / "items.json"
+    fetched = sorted(item["url"].removeprefix(base) for item in json.loads(items.read_text()))
+    return fetched, result.stderr
+
+
+def runspider(tmp_path: Path, base: str, *settings: str) -> subprocess.CompletedProcess[str]:
+    """``scrapy runspider`` of the paths spider with the add-on, its items to items.json."""
     spider = tmp_path / "paths_spider.py"
     spider.write_text(_SPIDER)
     items = tmp_path / "items.json"
@@ -199,7 +223,7 @@ def run_spider(tmp_path: Path, base: str, *settings: str) -> tuple[list[str], st
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
     }
-    result = subprocess.run(
+    return subprocess.run(
         [
             sys.executable,
             "-m",
@@ -221,9 +245,6 @@ def run_spider(tmp_path: Path, base: str, *settings: str) -> tuple[list[str], st
         timeout=120,
         check=False,
     )
-    assert result.returncode == 0, result.stderr
-    fetched = sorted(item["url"].removeprefix(base) for item in json.loads(items.read_text()))
-    return fetched, result.stderr
 
 
 def test_crawl_with_addon_obeys_robots(tmp_path: Path, site: ScriptedServer) -> None:
@@ -240,3 +261,17 @@ def test_crawl_user_setting_beats_addon(tmp_path: Path, site: ScriptedServer) ->
     # As quiet as Scrapy's own middleware when obeying is off.
     assert [line for line in log.splitlines() if "WARNING" in line and "scrapy_rep" in line] == []
     assert site.count("/robots.txt") == 0
+
+
+def test_crawl_with_protego_set_explicitly_stops_saying_what_to_change(
+    tmp_path: Path, site: ScriptedServer
+) -> None:
+    parser = "scrapy.robotstxt.ProtegoRobotParser"
+    result = runspider(tmp_path, site.origin, f"ROBOTSTXT_PARSER={parser}")
+    assert result.returncode != 0
+    assert (
+        f"ERROR: ROBOTSTXT_PARSER='{parser}' is not used by scrapy_rep.RobotsTxtMiddleware, "
+        "which applies Google's rules itself (it was set with -s on the command line): remove "
+        "the setting or set it to 'scrapy_rep.RobotParser'"
+    ) in result.stderr
+    assert site.paths() == []

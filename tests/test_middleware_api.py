@@ -35,14 +35,24 @@ def middleware(**extra: Any) -> RobotsTxtMiddleware:
     return RobotsTxtMiddleware.from_crawler(get_crawler(settings_dict={**MIDDLEWARE, **extra}))
 
 
-# -- ROBOTSTXT_PARSER: ours or Scrapy's default, anything else refused at startup --------------
+# -- ROBOTSTXT_PARSER: ours or Scrapy's default, anything set to another refused at startup ----
 
 
-def test_another_robotstxt_parser_is_refused_saying_what_to_change() -> None:
+@pytest.mark.parametrize(
+    "value",
+    [
+        "scrapy.robotstxt.PythonRobotParser",
+        # Scrapy's default value, but set by the project: it asks for Protego's answers.
+        "scrapy.robotstxt.ProtegoRobotParser",
+        "scrapy.robotstxt.RerpRobotParser",
+    ],
+)
+def test_another_robotstxt_parser_is_refused_saying_what_to_change(value: str) -> None:
     with pytest.raises(ValueError) as refused:
-        middleware(ROBOTSTXT_PARSER="scrapy.robotstxt.PythonRobotParser")
+        middleware(ROBOTSTXT_PARSER=value)
     message = str(refused.value)
-    assert "ROBOTSTXT_PARSER='scrapy.robotstxt.PythonRobotParser' is not used" in message
+    assert f"ROBOTSTXT_PARSER={value!r} is not used" in message
+    assert "(it was set in the project settings)" in message
     assert "remove the setting or set it to 'scrapy_rep.RobotParser'" in message
 
 
@@ -50,7 +60,6 @@ def test_another_robotstxt_parser_is_refused_saying_what_to_change() -> None:
     "value",
     [
         None,  # Scrapy's default (Protego), i.e. never set by the project
-        "scrapy.robotstxt.ProtegoRobotParser",
         "scrapy_rep.RobotParser",  # what the add-on sets
         "scrapy_rep.crawl.robot_parser.RobotParser",
     ],

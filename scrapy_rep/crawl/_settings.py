@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from scrapy.settings import SETTINGS_PRIORITIES, Settings, default_settings
+from scrapy.settings import SETTINGS_PRIORITIES, Settings
 from scrapy.utils.misc import load_object
 
 from scrapy_rep.core.policy import Limits
@@ -140,11 +140,14 @@ def warn_unknown_settings(crawler: Crawler) -> None:
             guesses = misspelled(name, most_edits=1)
             if not guesses:
                 continue
-        priority = settings.getpriority(name)
-        label = _PRIORITY_NAMES.get(priority) if priority is not None else None
-        where = _SET_AT.get(label or "", f"at priority {priority}")
-        message = unknown_setting(name, f"set {where}", guesses)
+        message = unknown_setting(name, f"set {_set_at(settings.getpriority(name))}", guesses)
         logger.warning("%s", message, extra={"crawler": crawler})
+
+
+def _set_at(priority: int | None) -> str:
+    """Where a setting at ``priority`` was set, in words ("in the project settings")."""
+    label = _PRIORITY_NAMES.get(priority) if priority is not None else None
+    return _SET_AT.get(label or "", f"at priority {priority}")
 
 
 def unknown_setting(name: str, where: str, guesses: tuple[str, ...]) -> str:
@@ -190,7 +193,7 @@ class MiddlewareSettings:
     def from_settings(cls, settings: BaseSettings) -> MiddlewareSettings:
         """Read and check every REP_* knob and ROBOTSTXT_PARSER; a bad value raises ValueError
         naming it."""
-        _check_parser_setting(settings.get("ROBOTSTXT_PARSER"))
+        _check_parser_setting(settings)
         for lower, upper in _AT_MOST:
             low, high = _setting(settings, lower), _setting(settings, upper)
             if low > high:
@@ -310,15 +313,18 @@ def purpose(settings: BaseSettings) -> Purpose:
         ) from None
 
 
-def _check_parser_setting(value: object) -> None:
+def _check_parser_setting(settings: BaseSettings) -> None:
     """Refuse a ROBOTSTXT_PARSER this middleware would not use.
 
     The middleware matches with Google's rules itself (``RobotsTxt``: tokens, Crawl-delay,
     explanations, the store); another parser could only be honoured by giving all of that up,
     so a setting naming one is a mistake to be told about rather than silently ignored.
-    Scrapy's default (Protego) is the value of a project that never set it: accepted.
+    Scrapy's default (Protego) is the value of a project that never set it: accepted at the
+    default priority only, since the same value set by the project asks for Protego's answers.
     """
-    if value is None or value == default_settings.ROBOTSTXT_PARSER:
+    value = settings.get("ROBOTSTXT_PARSER")
+    priority = settings.getpriority("ROBOTSTXT_PARSER")
+    if value is None or priority is None or priority <= SETTINGS_PRIORITIES["default"]:
         return
     try:
         parser = load_object(value) if isinstance(value, str) else value
@@ -328,9 +334,9 @@ def _check_parser_setting(value: object) -> None:
         return
     raise ValueError(
         f"ROBOTSTXT_PARSER={value!r} is not used by scrapy_rep.RobotsTxtMiddleware, which "
-        f"applies Google's rules itself: remove the setting or set it to {_PARSER!r} (or, to "
-        "use that parser, remove scrapy_rep's middleware and the add-on and enable Scrapy's "
-        "own RobotsTxtMiddleware)"
+        f"applies Google's rules itself (it was set {_set_at(priority)}): remove the setting "
+        f"or set it to {_PARSER!r} (or, to use that parser, remove scrapy_rep's middleware and "
+        "the add-on and enable Scrapy's own RobotsTxtMiddleware)"
     )
 
 

@@ -11,7 +11,9 @@ robots.txt), makes
 When the user sets ``ROBOTSTXT_OBEY = False`` the middlewares are left as they are.
 Everything is set at the "addon" priority, so whatever settings.py, a spider's
 ``custom_settings`` or ``-s`` say still wins, including an explicit entry for
-any of these middlewares in ``DOWNLOADER_MIDDLEWARES``.
+any of these middlewares in ``DOWNLOADER_MIDDLEWARES``. A ``ROBOTSTXT_PARSER`` the user
+set to another parser (Protego, Scrapy's default value, included) wins here too, and the
+middleware then stops the crawl at startup saying what to change.
 """
 
 from __future__ import annotations
