@@ -504,9 +504,9 @@ def test_waiters_failed_at_close_take_the_drop_path(caplog: pytest.LogCaptureFix
     with caplog.at_level(logging.INFO, "scrapy_rep"):
         parts.holds._drops.summarize()
     assert "scrapy-rep dropped 2 request(s), not downloaded, from 1 origin(s)" in caplog.text
-    assert f"{ORIGIN}: 2 ({ORIGIN}: its robots.txt was not known when the crawl closed)" in (
-        caplog.text
-    )
+    assert (
+        f"{ORIGIN}: 2 closing ({ORIGIN}: its robots.txt was not known when the crawl closed)"
+    ) in caplog.text
 
 
 def test_close_without_a_durable_place_counts_held_requests_as_dropped(
@@ -884,9 +884,40 @@ def test_the_drop_path_delivers_later_counts_and_sums_up(caplog: pytest.LogCaptu
         drops.summarize()
     (summary,) = [r.getMessage() for r in caplog.records if "scrapy-rep dropped" in r.getMessage()]
     assert summary.startswith("scrapy-rep dropped 81 request(s), not downloaded, from 13 origin(s)")
-    assert "http://o11.test: 12 (failing)" in summary
+    assert "http://o11.test: 12 gave_up (failing)" in summary
     assert "http://o0.test" not in summary and "http://o1.test:" not in summary
     assert summary.count("\n") == SUMMARY_ORIGINS
+
+
+def test_the_closing_summary_counts_each_reason_under_its_own_words(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # As in the demo: 4 requests disallowed (by different rules), 3 links of a nofollow page.
+    # Each reason counted apart; words that may not hold for all of a reason say "first".
+    from scrapy_rep.crawl._drops import Drops
+    from scrapy_rep.crawl._events import Why
+
+    drops = Drops(Events(Stats(), lambda: None), task.Clock())
+    for path, line in (("/private/", 3), ("/*.pdf$", 5), ("/private/", 3), ("/tmp/", 6)):
+        rule = f"Disallow: {path} (line {line})"
+        why = Why("disallowed", "Forbidden by robots.txt", ORIGIN, rule=lambda rule=rule: rule)
+        drops.refuse(Request(ORIGIN + path), why, "before_schedule")
+    drops.filtered(ORIGIN, 3, f"the page {ORIGIN}/search.html says nofollow")
+    drops.filtered("http://b.test", 2, "the page http://b.test/ says nofollow")
+    drops.filtered("http://b.test", 1, "the page http://b.test/ says nofollow")
+    usage = Why("usage", "Content may not be used for train-ai", "http://c.test", rule="line 7")
+    drops.refuse(Request("http://c.test/blog/"), usage, "before_schedule")
+    drops.refuse(Request("http://c.test/blog/2"), usage, "before_schedule")
+    with caplog.at_level(logging.INFO, "scrapy_rep"):
+        drops.summarize()
+    (summary,) = [r.getMessage() for r in caplog.records if "scrapy-rep dropped" in r.getMessage()]
+    assert summary.splitlines() == [
+        "scrapy-rep dropped 12 request(s), not downloaded, from 3 origin(s):",
+        f"  {ORIGIN}: 7 = 4 disallowed (first: Forbidden by robots.txt: Disallow: /private/ "
+        f"(line 3)) + 3 filtered (the page {ORIGIN}/search.html says nofollow)",
+        "  http://b.test: 3 filtered (the page http://b.test/ says nofollow)",
+        "  http://c.test: 2 usage (Content may not be used for train-ai: line 7)",
+    ]
 
 
 def test_a_refusals_explanation_is_worked_out_only_for_a_line_a_handler_writes() -> None:

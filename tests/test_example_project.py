@@ -249,6 +249,31 @@ def test_demo_report_drops_grouped_by_errback_reason(demo: Run) -> None:
     assert "Not fetched for other reasons" not in demo.stdout
 
 
+def test_demo_closing_summary_counts_each_reason_as_the_report_does(demo: Run) -> None:
+    # The report: 4 disallowed (3 of the main origin, 1 of docs) and 3 links of the nofollow
+    # page; the log's closing summary counts them the same, each under its own words.
+    match = re.search(
+        r"INFO: scrapy-rep dropped 7 request\(s\), not downloaded, from 2 origin\(s\):\n"
+        r"  (http://127\.0\.0\.1:\d+): 6 = (.*)\n"
+        r"  http://127\.0\.0\.1:\d+: (.*)\n",
+        demo.result.stderr,
+    )
+    assert match is not None, demo.result.stderr
+    main, kinds, docs = match.groups()
+    disallowed, filtered = sorted(kinds.split(" + "))
+    # Three rules disallowed them: the words are the first one's.
+    assert re.fullmatch(
+        r"3 disallowed \(first: Forbidden by robots\.txt: Disallow: \S+ \(line \d\); "
+        r"group for scrapy-rep-demo\)",
+        disallowed,
+    ), disallowed
+    assert filtered == f"3 filtered (the page {main}/search.html says nofollow)"
+    assert docs == (
+        "1 disallowed (Forbidden by robots.txt: Disallow: /tmp/ (line 2); "
+        "no group for scrapy-rep-demo; used *)"
+    )
+
+
 def test_demo_robots_txt_fails_then_recovers_requests_held_not_dropped(demo: Run) -> None:
     recovered = _section(demo.stdout, "robots.txt failed, then recovered")
     assert recovered.startswith("robots.txt failed, then recovered (SPEC B2): 1 origin(s)\n")

@@ -47,6 +47,25 @@ __all__ = ["SUMMARY_ORIGINS", "Drops"]
 #: Origins the closing summary names at most; origins remembered for it at most.
 SUMMARY_ORIGINS = 10
 _TRACKED_ORIGINS = 10_000
+#: The closing summary's word for requests a page's rules filtered (no errback, so no reason
+#: code of ``RequestDropped``: ``nofollow``, ``rel="nofollow"``).
+_FILTERED = "filtered"
+
+
+class _Kind:
+    """An origin's requests dropped for one reason (a ``DropReason``, or ``_FILTERED``)."""
+
+    __slots__ = ("alike", "count", "words")
+
+    def __init__(self, count: int, words: str) -> None:
+        self.count = count
+        #: What the first one was dropped for.
+        self.words = words
+        #: Every one counted here was dropped for ``words``.
+        self.alike = True
+
+    def text(self, kind: str) -> str:
+        return f"{self.count} {kind} ({'' if self.alike else 'first: '}{self.words})"
 
 
 class Drops:
@@ -67,15 +86,16 @@ class Drops:
         self._queue: list[tuple[Request, Why]] = []
         # Origins whose refused start request was warned about.
         self._warned: BoundedSet[str] = BoundedSet()
-        # Per origin (the first _TRACKED_ORIGINS): requests dropped and the first reason.
-        self._by_origin: dict[str, tuple[int, str]] = {}
+        # Per origin (the first _TRACKED_ORIGINS), per reason: requests dropped, and why the
+        # first one was.
+        self._by_origin: dict[str, dict[str, _Kind]] = {}
         self._total = 0
 
     def refuse(self, request: Request, why: Why, where: Where) -> RequestDropped:
         """One request refused by a gate: counted, logged, its errback delivered (before
         scheduling); return the exception the gate raises."""
         self._events.refused(request, why, where)
-        self._remember(why.origin, 1, why.summary)
+        self._remember(why, 1)
         # A start request is refused at the gate, or at the final gate when it was its
         # origin's first request (it waited there for robots.txt).
         if request.meta.get("is_start_request"):
@@ -100,7 +120,7 @@ class Drops:
         if not count:
             return
         self._events.dropped(origin, count, why)
-        self._remember(why.origin, count, why.summary)
+        self._remember(why, count)
         if why.reason == "closing":
             return
         for request in requests:
@@ -109,30 +129,51 @@ class Drops:
     def filtered(self, origin: str | None, count: int, reason: str) -> None:
         """``count`` requests of ``origin`` a page's rules filtered out of its callback's output
         (the page middleware counted and logged them; no errback, as ``DepthMiddleware``):
-        in the closing summary, with ``reason``."""
+        in the closing summary, as ``_FILTERED`` with ``reason``."""
         if count:
-            self._remember(origin, count, lambda: reason)
+            self._count(origin, _FILTERED, count, lambda: reason, cheap=True)
 
     def pending(self) -> bool:
         """Are errbacks waiting to be delivered (the crawl must stay open)?"""
         return bool(self._queue)
 
     def summarize(self) -> None:
-        """At close: the origins with the most dropped requests, with a reason each."""
-        top = sorted(self._by_origin.items(), key=lambda item: -item[1][0])[:SUMMARY_ORIGINS]
+        """At close: the origins with the most dropped requests, each reason counted apart."""
+        totals = [
+            (origin, sum(kind.count for kind in kinds.values()), kinds)
+            for origin, kinds in self._by_origin.items()
+        ]
+        totals.sort(key=lambda item: -item[1])
+        top = [
+            (origin, _described(total, kinds)) for origin, total, kinds in totals[:SUMMARY_ORIGINS]
+        ]
         self._events.drop_summary(self._total, len(self._by_origin), top)
 
-    def _remember(self, origin: str | None, count: int, summary: Callable[[], str]) -> None:
-        """``count`` more dropped from ``origin``; ``summary``: its first reason, worked out
-        only for an origin the summary will name."""
+    def _remember(self, why: Why, count: int) -> None:
+        # A Disallow's words cost a second match (``Why.rule`` is then a callable): worked out
+        # for the first of its origin only, the later ones not compared with it.
+        self._count(why.origin, why.reason, count, why.summary, cheap=not callable(why.rule))
+
+    def _count(
+        self, origin: str | None, kind: str, count: int, words: Callable[[], str], *, cheap: bool
+    ) -> None:
+        """``count`` more dropped from ``origin`` for ``kind``; ``words``: why, worked out for
+        the first of its kind, and for a later one when ``cheap``, to tell if it is alike."""
         self._total += count
         if origin is None:
             return
-        known = self._by_origin.get(origin)
-        if known is not None:
-            self._by_origin[origin] = (known[0] + count, known[1])
-        elif len(self._by_origin) < _TRACKED_ORIGINS:
-            self._by_origin[origin] = (count, summary())
+        kinds = self._by_origin.get(origin)
+        if kinds is None:
+            if len(self._by_origin) >= _TRACKED_ORIGINS:
+                return
+            kinds = self._by_origin[origin] = {}
+        known = kinds.get(kind)
+        if known is None:
+            kinds[kind] = _Kind(count, words())
+            return
+        known.count += count
+        if known.alike:
+            known.alike = cheap and words() == known.words
 
     def _later(self, request: Request, why: Why) -> None:
         if self._deliver is None or not request.errback:
@@ -154,3 +195,11 @@ class Drops:
                 self._deliver(request, Failure(why.exception()))  # type: ignore[no-untyped-call]
             except Exception:  # the scraper is gone (crawl closed): nothing left to tell
                 self._events.undelivered(request)
+
+
+def _described(total: int, kinds: dict[str, _Kind]) -> str:
+    """An origin's line of the closing summary: ``3 disallowed (first: …)``, or with several
+    reasons ``6 = 3 disallowed (first: …) + 3 filtered (…)``, the most frequent first."""
+    ordered = sorted(kinds.items(), key=lambda item: -item[1].count)
+    parts = " + ".join(kind.text(name) for name, kind in ordered)
+    return parts if len(ordered) == 1 else f"{total} = {parts}"

@@ -343,13 +343,12 @@ class Events:
             extra=self._extra(),
         )
 
-    def drop_summary(
-        self, total: int, origins: int, top: list[tuple[str, tuple[int, str]]]
-    ) -> None:
-        """At close: how many requests scrapy-rep dropped, and from where most of them."""
+    def drop_summary(self, total: int, origins: int, top: list[tuple[str, str]]) -> None:
+        """At close: how many requests scrapy-rep dropped, and from where most of them (each
+        origin with its counts by reason, ``Drops.summarize``)."""
         if not total:
             return
-        lines = "".join(f"\n  {origin}: {count} ({reason})" for origin, (count, reason) in top)
+        lines = "".join(f"\n  {origin}: {counts}" for origin, counts in top)
         more = f" (the {len(top)} with the most below)" if origins > len(top) else ""
         logger.info(
             "scrapy-rep dropped %d request(s), not downloaded, from %d origin(s)%s:%s",
