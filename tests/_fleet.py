@@ -81,6 +81,10 @@ _HARNESS_SETTINGS: dict[str, Any] = {
 }
 
 
+def _pythonpath(project: Path) -> str:
+    return os.pathsep.join(filter(None, [str(project), os.environ.get("PYTHONPATH")]))
+
+
 def readme_block() -> str:
     """README's scrapy-redis settings block, as written (the python block after
     "A scrapy-redis project")."""
@@ -189,7 +193,9 @@ class Fleet:
                     stdout=log,
                     stderr=subprocess.STDOUT,
                     cwd=self.project,
-                    env={**os.environ, "PYTHONPATH": str(self.project)},
+                    # The project first; a PYTHONPATH the tests run with still applies (to
+                    # run a fleet on another checkout of scrapy_rep, say).
+                    env={**os.environ, "PYTHONPATH": _pythonpath(self.project)},
                 )
             member = Member(name, directory, proc)
             self.members.append(member)
