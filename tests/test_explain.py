@@ -492,6 +492,46 @@ def test_command_enables_the_middleware_even_when_obey_is_off(
     assert "  rule:   line 4: Disallow: /private/" in result.stdout
 
 
+_DEFAULT_AGENT_WARNING = "WARNING: USER_AGENT 'Scrapy/"
+
+
+def test_command_online_warns_of_the_default_user_agent_once(
+    tmp_path: Path, http_server: ScriptedServer
+) -> None:
+    http_server.robots(ROBOTS)
+    result = scrapy_robots(f"{http_server.origin}/x", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.count(_DEFAULT_AGENT_WARNING) == 1, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (["--purpose", "bogus"], "--purpose: unknown usage label(s) 'bogus'"),
+        (["-s", "REP_USAGE_PURPOSES=bogus"], "REP_USAGE_PURPOSES: unknown usage label(s)"),
+        (["--file", "nope.txt"], "cannot read nope.txt"),
+        (["--page", "--file", "-"], "--page fetches the pages: it cannot be used with --file"),
+    ],
+)
+def test_command_usage_error_comes_alone_before_any_warning(
+    tmp_path: Path, args: list[str], error: str
+) -> None:
+    # Scrapy's default USER_AGENT would be warned about, but a usage error comes first, alone.
+    result = scrapy_robots(*args, "http://127.0.0.1:9/x", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.startswith("Usage\n"), result.stderr
+    assert f": error: {error}" in result.stderr
+    assert "WARNING" not in result.stderr
+
+
+def test_command_file_mode_warns_of_the_default_user_agent_once(
+    robots_file: Path, tmp_path: Path
+) -> None:
+    result = scrapy_robots("--file", str(robots_file), "http://a/", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.count(_DEFAULT_AGENT_WARNING) == 1, result.stderr
+
+
 def test_command_on_a_down_site_says_unreachable_without_crawl_warnings(
     tmp_path: Path, unused_port: int
 ) -> None:

@@ -38,6 +38,7 @@ from scrapy_rep.core.explain_text import format_explanation, headline
 from scrapy_rep.core.origin import ROBOTS_SCHEMES
 from scrapy_rep.core.purpose import Purpose
 from scrapy_rep.core.robots_file import RobotsTxt
+from scrapy_rep.core.tokens import CrawlerTokens
 from scrapy_rep.crawl._settings import purpose as purpose_setting
 from scrapy_rep.crawl._tokens import settings_tokens
 
@@ -130,22 +131,12 @@ class Command(ScrapyCommand):
             raise UsageError("--page fetches the pages: it cannot be used with --file")
         assert self.settings is not None
         settings = self.settings
-        if (
-            not settings.getbool("ROBOTSTXT_OBEY")
-            and (settings.getpriority("ROBOTSTXT_OBEY") or 0) >= SETTINGS_PRIORITIES["project"]
-        ):
-            print(
-                "note: ROBOTSTXT_OBEY = False in your settings: your crawls do not obey "
-                "robots.txt; this shows what obeying it would do",
-                file=sys.stderr,
-            )
+        given = None
         if opts.user_agent is not None:
             try:
-                tokens = parse_tokens(opts.user_agent)
+                given = parse_tokens(opts.user_agent)
             except ValueError as exc:
                 raise UsageError(f"--user-agent {exc}", print_help=False) from exc
-        else:
-            tokens = list(settings_tokens(settings).default)
         if opts.purpose is not None:
             settings.set("REP_USAGE_PURPOSES", opts.purpose, "cmdline")
         try:
@@ -155,8 +146,28 @@ class Command(ScrapyCommand):
                 raise UsageError(str(exc), print_help=False) from exc
             message = str(exc).removeprefix("REP_USAGE_PURPOSES: ")
             raise UsageError(f"--purpose: {message}", print_help=False) from exc
-        if opts.file is not None:
-            entries = self._explain_file(Path(opts.file), args, tokens, purpose)
+        path = None if opts.file is None else Path(opts.file)
+        body = None if path is None else _read(path)
+        # Every usage error is given above, alone: notes and warnings come after.
+        if (
+            not settings.getbool("ROBOTSTXT_OBEY")
+            and (settings.getpriority("ROBOTSTXT_OBEY") or 0) >= SETTINGS_PRIORITIES["project"]
+        ):
+            print(
+                "note: ROBOTSTXT_OBEY = False in your settings: your crawls do not obey "
+                "robots.txt; this shows what obeying it would do",
+                file=sys.stderr,
+            )
+        if given is not None:
+            tokens = given
+        elif body is None:
+            # The crawl that fetches robots.txt warns about the token settings, as every
+            # crawl does: warned here too, they would be said twice.
+            tokens = list(CrawlerTokens.from_settings(settings).default)
+        else:
+            tokens = list(settings_tokens(settings).default)
+        if path is not None and body is not None:
+            entries = self._explain_file(path, body, args, tokens, purpose)
         else:
             entries = self._explain_online(args, tokens, purpose, opts.page)
         if opts.json:
@@ -168,14 +179,8 @@ class Command(ScrapyCommand):
         self.exitcode = 0 if all(headline(entry)[1] for entry in entries) else 1
 
     def _explain_file(
-        self, path: Path, urls: list[str], tokens: list[str], purpose: Purpose
+        self, path: Path, body: bytes, urls: list[str], tokens: list[str], purpose: Purpose
     ) -> list[dict[str, Any]]:
-        try:
-            body = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
-        except OSError as exc:
-            raise UsageError(
-                f"cannot read {path}: {exc.strerror or exc}", print_help=False
-            ) from exc
         robots = RobotsTxt.parse(body)
         lines = line_texts(body)
         source = {"file": str(path)}
@@ -187,3 +192,11 @@ class Command(ScrapyCommand):
         assert self.settings is not None and self.crawler_process is not None
         enable_middleware(self.settings)
         return explain_online(self.crawler_process, urls, tokens, pages, purpose)
+
+
+def _read(path: Path) -> bytes:
+    """The robots.txt ``--file`` names (``-``: stdin); unreadable, a usage error."""
+    try:
+        return sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}", print_help=False) from exc
