@@ -16,6 +16,9 @@ import typing
 from pathlib import Path
 
 import pytest
+import scrapy
+from packaging.version import Version
+from scrapy.settings import default_settings
 
 import scrapy_rep
 from scrapy_rep.core import stats
@@ -103,6 +106,39 @@ def test_the_addons_line_is_near_the_top() -> None:
     lines = TEXT.splitlines()
     assert ADDONS_LINE in lines
     assert lines.index(ADDONS_LINE) < ADDONS_WITHIN
+
+
+def test_the_addons_line_says_what_startproject_wrote() -> None:
+    # Scrapy's startproject writes `ADDONS = {}` from some release on: the add-on's line must
+    # replace it, since one added above it is overwritten.
+    found = re.search(
+        r"replace the `ADDONS = \{\}` line\s+that `scrapy startproject` writes since Scrapy "
+        r"(\d+\.\d+); on 2\.11 and 2\.12, add it",
+        TEXT,
+    )
+    assert found, "README does not say what to do with startproject's ADDONS line"
+    template = Path(scrapy.__file__).parent / "templates" / "project" / "module"
+    written = "ADDONS = {}" in (template / "settings.py.tmpl").read_text().splitlines()
+    assert written == (Version(scrapy.__version__) >= Version(found[1]))
+
+
+def test_scrapys_default_user_agent_is_shown_as_scrapy_sends_it() -> None:
+    # README names one release (tox runs several): with the installed one's version in its
+    # place, the example is the installed Scrapy's USER_AGENT, to the last version digit.
+    shown = re.findall(r"`Scrapy/(\S+) \(\+https://scrapy\.org\)`", TEXT)
+    assert shown
+    version = scrapy.__version__
+    for named in shown:
+        assert len(named.split(".")) == len(version.split(".")), named
+        assert f"Scrapy/{version} (+https://scrapy.org)" == default_settings.USER_AGENT
+
+
+def test_differences_say_which_meta_the_robots_txt_request_takes() -> None:
+    # Scrapy's built-in sends its robots.txt request with none of the page request's meta.
+    differences = section(TEXT, heading_of(TEXT, "## Differences from Scrapy's built-in"))
+    (row,) = [line for line in differences.splitlines() if "`REP_FETCH_META_KEYS`" in line]
+    for key in ("proxy", *SETTINGS["REP_FETCH_META_KEYS"].default):
+        assert f"`{key}`" in row, key
 
 
 # -- links ----------------------------------------------------------------------------------------

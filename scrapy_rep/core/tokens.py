@@ -221,7 +221,7 @@ def identification_warning(user_agent: str) -> str | None:
 
     The IETF draft "Crawler best practices" (draft-illyes-webbotauth-cbcp-01): a crawler MUST
     be identifiable by its User-Agent, with a URL that describes it. Scrapy's default
-    (``Scrapy/2.19 (+https://scrapy.org)``) names the framework, not the crawler.
+    (``Scrapy/2.19.0 (+https://scrapy.org)``) names the framework, not the crawler.
     """
     token = product_token(user_agent)
     if fold(token) == "scrapy":
