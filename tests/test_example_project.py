@@ -15,8 +15,10 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.request import ProxyHandler, build_opener
 
 import pytest
 from _servers import ScriptedServer
@@ -137,25 +139,47 @@ def test_demo_warns_only_of_what_readme_lists(run: str, request: pytest.FixtureR
     check_warnings(demo.result.stderr, DEMO_WARNINGS)
 
 
-@pytest.fixture
-def demo_site() -> Iterator[dict[str, str]]:
-    """The demo site served on its own (``python -m example_project.demo_site``) while the test
-    runs: origin name -> its URL, ending in "/"."""
+@contextmanager
+def serving_demo_site(cwd: Path, env: dict[str, str]) -> Iterator[dict[str, str]]:
+    """The demo site served on its own (``python -m example_project.demo_site`` run in
+    ``cwd``) inside the block: origin name -> its URL, ending in "/". Its first lines say
+    where it listens, once it does: read, not waited for."""
     process = subprocess.Popen(
         [sys.executable, "-u", "-m", "example_project.demo_site"],
-        cwd=PROJECT,
-        env=_env(),
+        cwd=cwd,
+        env=env,
         stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
     )
     try:
-        assert process.stdout is not None
-        urls = dict(process.stdout.readline().strip().split(": ", 1) for _ in range(4))
+        assert process.stdout is not None and process.stderr is not None
+        lines = [process.stdout.readline() for _ in range(4)]
+        # Exited (an import error): nothing more comes, and its stderr says why.
+        assert all(lines), process.stderr.read()
+        urls = dict(line.strip().split(": ", 1) for line in lines)
         assert set(urls) == {"main", "docs", "plain", "flaky"}, urls
         yield urls
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+@pytest.fixture
+def demo_site() -> Iterator[dict[str, str]]:
+    """The demo site served from inside example_project/, as README's "Try it" runs it."""
+    with serving_demo_site(PROJECT, _env()) as urls:
+        yield urls
+
+
+def test_demo_site_serves_from_the_repository_root() -> None:
+    # A user in a checkout, with nothing added to PYTHONPATH.
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
+    with serving_demo_site(REPO, env) as urls:
+        # Straight to the loopback site, whatever proxy the environment names.
+        opener = build_opener(ProxyHandler({}))
+        with opener.open(f"{urls['main']}robots.txt", timeout=30) as response:
+            assert response.read() == (PROJECT / "demo_robots.txt").read_bytes()
 
 
 def test_robots_command_on_the_demo_site_warns_of_nothing(demo_site: dict[str, str]) -> None:

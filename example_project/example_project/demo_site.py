@@ -15,7 +15,8 @@ robots.txt), served by Twisted in the crawl's own reactor. Each shows something:
 - ``flaky``: its robots.txt answers 503 with ``Retry-After: 5`` once, so its
   requests are held until it is fetched again (SPEC B2).
 
-``python -m example_project.demo_site`` serves it on its own for a browser.
+``python -m example_project.demo_site`` serves it on its own for a browser (run in example_project/
+or, through ``example_project/demo_site.py``, in the repository's root).
 """
 
 from __future__ import annotations
