@@ -147,6 +147,11 @@ def test_a_blocked_crawl_says_so_once_per_origin_and_sums_up_at_close(
     assert "is forbidden by robots.txt" in blocked_line
     assert "Disallow: / (line 3)" in blocked_line
     summary = result.log[result.log.index("scrapy-rep dropped 3 request(s)") :]
-    assert f"{blocked.origin}: 2 (Forbidden by robots.txt: Disallow: / (line 3)" in summary
-    assert f"{partly.origin}: 1 (Forbidden by robots.txt: Disallow: /private (line 2)" in summary
+    # Each reason counted, with the first one's words (a Disallow's are not compared).
+    assert (
+        f"{blocked.origin}: 2 disallowed (first: Forbidden by robots.txt: Disallow: / (line 3)"
+    ) in summary
+    assert (
+        f"{partly.origin}: 1 disallowed (Forbidden by robots.txt: Disallow: /private (line 2)"
+    ) in summary
     assert partly.count("/page/1") == 1
