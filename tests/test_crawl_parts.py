@@ -902,9 +902,12 @@ def test_the_closing_summary_counts_each_reason_under_its_own_words(
         rule = f"Disallow: {path} (line {line})"
         why = Why("disallowed", "Forbidden by robots.txt", ORIGIN, rule=lambda rule=rule: rule)
         drops.refuse(Request(ORIGIN + path), why, "before_schedule")
-    drops.filtered(ORIGIN, 3, f"the page {ORIGIN}/search.html says nofollow")
-    drops.filtered("http://b.test", 2, "the page http://b.test/ says nofollow")
-    drops.filtered("http://b.test", 1, "the page http://b.test/ says nofollow")
+    drops.filtered(ORIGIN, 3, f"the page {ORIGIN}/search.html says nofollow", "nofollow")
+    drops.filtered("http://b.test", 2, "the page http://b.test/ says nofollow", "nofollow")
+    drops.filtered("http://b.test", 1, "the page http://b.test/ says nofollow", "nofollow")
+    # rel="nofollow" links are a reason of their own, counted apart.
+    drops.filtered("http://c.test", 1, "rel=nofollow links of http://c.test/", "rel_nofollow")
+    drops.filtered("http://c.test", 1, "the page http://c.test/ says nofollow", "nofollow")
     usage = Why("usage", "Content may not be used for train-ai", "http://c.test", rule="line 7")
     drops.refuse(Request("http://c.test/blog/"), usage, "before_schedule")
     drops.refuse(Request("http://c.test/blog/2"), usage, "before_schedule")
@@ -912,11 +915,13 @@ def test_the_closing_summary_counts_each_reason_under_its_own_words(
         drops.summarize()
     (summary,) = [r.getMessage() for r in caplog.records if "scrapy-rep dropped" in r.getMessage()]
     assert summary.splitlines() == [
-        "scrapy-rep dropped 12 request(s), not downloaded, from 3 origin(s):",
+        "scrapy-rep dropped 14 request(s), not downloaded, from 3 origin(s):",
         f"  {ORIGIN}: 7 = 4 disallowed (first: Forbidden by robots.txt: Disallow: /private/ "
-        f"(line 3)) + 3 filtered (the page {ORIGIN}/search.html says nofollow)",
-        "  http://b.test: 3 filtered (the page http://b.test/ says nofollow)",
-        "  http://c.test: 2 usage (Content may not be used for train-ai: line 7)",
+        f"(line 3)) + 3 nofollow (the page {ORIGIN}/search.html says nofollow)",
+        "  http://c.test: 4 = 2 usage (Content may not be used for train-ai: line 7) + "
+        "1 rel_nofollow (rel=nofollow links of http://c.test/) + "
+        "1 nofollow (the page http://c.test/ says nofollow)",
+        "  http://b.test: 3 nofollow (the page http://b.test/ says nofollow)",
     ]
 
 

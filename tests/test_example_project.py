@@ -284,14 +284,14 @@ def test_demo_closing_summary_counts_each_reason_as_the_report_does(demo: Run) -
     )
     assert match is not None, demo.result.stderr
     main, kinds, docs = match.groups()
-    disallowed, filtered = sorted(kinds.split(" + "))
+    disallowed, nofollow = sorted(kinds.split(" + "))
     # Three rules disallowed them: the words are the first one's.
     assert re.fullmatch(
         r"3 disallowed \(first: Forbidden by robots\.txt: Disallow: \S+ \(line \d\); "
         r"group for scrapy-rep-demo\)",
         disallowed,
     ), disallowed
-    assert filtered == f"3 filtered (the page {main}/search.html says nofollow)"
+    assert nofollow == f"3 nofollow (the page {main}/search.html says nofollow)"
     assert docs == (
         "1 disallowed (Forbidden by robots.txt: Disallow: /tmp/ (line 2); "
         "no group for scrapy-rep-demo; used *)"

@@ -113,7 +113,7 @@ def test_nofollow_pages_links_never_requested_and_noindex_items_marked(
     # Several pages: the words are the first page's.
     summary = (
         f"scrapy-rep dropped {2 * nofollow} request(s), not downloaded, from 1 origin(s):\n"
-        f"  {origin}: {2 * nofollow} filtered (first: the page {origin}/page/"
+        f"  {origin}: {2 * nofollow} nofollow (first: the page {origin}/page/"
     )
     assert summary in result.log
     assert "says nofollow)" in result.log

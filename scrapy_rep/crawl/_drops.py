@@ -27,7 +27,7 @@ delivers one for a download error (SPEC C3):
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from twisted.python.failure import Failure
 
@@ -42,18 +42,18 @@ if TYPE_CHECKING:
     from scrapy_rep.core.clock import Clock
     from scrapy_rep.crawl._events import Events
 
-__all__ = ["SUMMARY_ORIGINS", "Drops"]
+__all__ = ["SUMMARY_ORIGINS", "Drops", "FilterKind"]
 
 #: Origins the closing summary names at most; origins remembered for it at most.
 SUMMARY_ORIGINS = 10
 _TRACKED_ORIGINS = 10_000
-#: The closing summary's word for requests a page's rules filtered (no errback, so no reason
-#: code of ``RequestDropped``: ``nofollow``, ``rel="nofollow"``).
-_FILTERED = "filtered"
+#: The closing summary's words for requests a page's rules filtered (no errback, so no reason
+#: code of ``RequestDropped``), as the page level's stats name them.
+FilterKind = Literal["nofollow", "rel_nofollow"]
 
 
 class _Kind:
-    """An origin's requests dropped for one reason (a ``DropReason``, or ``_FILTERED``)."""
+    """An origin's requests dropped for one reason (a ``DropReason``, or a ``FilterKind``)."""
 
     __slots__ = ("alike", "count", "words")
 
@@ -126,12 +126,12 @@ class Drops:
         for request in requests:
             self._later(request, why)
 
-    def filtered(self, origin: str | None, count: int, reason: str) -> None:
+    def filtered(self, origin: str | None, count: int, reason: str, kind: FilterKind) -> None:
         """``count`` requests of ``origin`` a page's rules filtered out of its callback's output
         (the page middleware counted and logged them; no errback, as ``DepthMiddleware``):
-        in the closing summary, as ``_FILTERED`` with ``reason``."""
+        in the closing summary, as ``kind`` with ``reason``."""
         if count:
-            self._count(origin, _FILTERED, count, lambda: reason, cheap=True)
+            self._count(origin, kind, count, lambda: reason, cheap=True)
 
     def pending(self) -> bool:
         """Are errbacks waiting to be delivered (the crawl must stay open)?"""
@@ -199,7 +199,7 @@ class Drops:
 
 def _described(total: int, kinds: dict[str, _Kind]) -> str:
     """An origin's line of the closing summary: ``3 disallowed (first: …)``, or with several
-    reasons ``6 = 3 disallowed (first: …) + 3 filtered (…)``, the most frequent first."""
+    reasons ``6 = 3 disallowed (first: …) + 3 nofollow (…)``, the most frequent first."""
     ordered = sorted(kinds.items(), key=lambda item: -item[1].count)
     parts = " + ".join(kind.text(name) for name, kind in ordered)
     return parts if len(ordered) == 1 else f"{total} = {parts}"

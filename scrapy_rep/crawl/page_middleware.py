@@ -331,9 +331,9 @@ class _Page:
         if robots is None:
             return
         url = self.response.url
-        robots.page_filtered(self._nofollow_origins, f"the page {url} says nofollow")
+        robots.page_filtered(self._nofollow_origins, f"the page {url} says nofollow", "nofollow")
         robots.page_filtered(
-            self._rel_origins, f"rel=nofollow links of {url} (REP_PAGE_RELNOFOLLOW)"
+            self._rel_origins, f"rel=nofollow links of {url} (REP_PAGE_RELNOFOLLOW)", "rel_nofollow"
         )
 
 

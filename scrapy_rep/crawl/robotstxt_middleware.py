@@ -44,7 +44,7 @@ from scrapy_rep.crawl._admission import (
 )
 from scrapy_rep.crawl._cache import DocumentKind, OriginReport, OriginState
 from scrapy_rep.crawl._components import build_components
-from scrapy_rep.crawl._drops import Drops
+from scrapy_rep.crawl._drops import Drops, FilterKind
 from scrapy_rep.crawl._events import Events, Waiting
 from scrapy_rep.crawl._fetch import Fetcher
 from scrapy_rep.crawl._holds import Awaited
@@ -491,12 +491,15 @@ class RobotsTxtMiddleware:
         and the usage documents'), or None."""
         return self._admission.judged(request)
 
-    def page_filtered(self, origins: Mapping[str | None, int], reason: str) -> None:
+    def page_filtered(
+        self, origins: Mapping[str | None, int], reason: str, kind: FilterKind
+    ) -> None:
         """For the page level: requests a page's rules filtered out of its output, counted by
         their origin (None: a URL robots.txt does not apply to), go to the drop path's
-        closing summary with ``reason`` (no errback: filtered as ``DepthMiddleware`` does)."""
+        closing summary as ``kind`` with ``reason`` (no errback: filtered as
+        ``DepthMiddleware`` does)."""
         for origin, count in origins.items():
-            self._drops.filtered(origin, count, reason)
+            self._drops.filtered(origin, count, reason, kind)
 
     def _crawl(self, request: Request) -> None:
         engine = self.crawler.engine
