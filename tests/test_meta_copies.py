@@ -12,7 +12,6 @@ with the real middleware, guard and page middleware (no engine: nothing is downl
 from __future__ import annotations
 
 import inspect
-from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +21,7 @@ from scrapy import Spider
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import HtmlResponse, Request
 from scrapy.utils.test import get_crawler
+from test_admission_adapters import _run, _waits
 from test_middleware_basic import MIDDLEWARE
 from twisted.internet import task
 from twisted.internet.defer import Deferred
@@ -166,26 +166,6 @@ class Crawl:
         usage = self.page.usage(response)
         own = response.meta.get(META_KEY) is rules and response.meta.get(USAGE_KEY) is usage
         return f"downloaded as {agent!r}; 503 paused: {paused}; page: {rules} {usage} {own}"
-
-
-class _Forever:
-    def __await__(self) -> Any:
-        yield
-
-
-async def _waits(waiter: Deferred[Any], request: Request, downloads: Any = None) -> Any:
-    """Waiting off ``Downloader.active``, without an engine: it waits."""
-    await _Forever()
-
-
-def _run(waiting: Coroutine[Any, Any, Any]) -> Any:
-    """Run a coroutine as far as it goes without a reactor: its result, or itself if it waits."""
-    try:
-        waiting.send(None)
-    except StopIteration as done:
-        return done.value
-    waiting.close()
-    return waiting
 
 
 @dataclass(frozen=True)
