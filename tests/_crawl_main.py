@@ -31,7 +31,7 @@ import sys
 import time
 import types
 import weakref
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -229,7 +229,9 @@ class DropChainSpider(HarnessSpider):
     errback (20,000 records would be the growth it measures). ``probe`` has, at each drop
     number of ``chain["measure_at"]`` (inside its errback), what is alive after a full
     collection (``_census``) and ``sampled_alive``: of the Requests, Failures and exceptions of
-    every ``chain["sample_every"]``-th drop before, those still alive."""
+    every ``chain["sample_every"]``-th drop before, those still alive. A drop is finished once
+    its errback returned (``_done``: per chain, the last link whose errback returned); until
+    then its Failure is alive by right, also after the next drop of its chain was made."""
 
     name = "drop_chain"
 
@@ -243,19 +245,31 @@ class DropChainSpider(HarnessSpider):
         self._made = len(harness["start"])
         self._dropped = 0
         self._sample: list[weakref.ref[Any]] = []
+        self._done: dict[str, int] = {}
 
     def on_error(self, failure: Failure) -> Iterator[Request]:  # type: ignore[override]
         self._dropped += 1
         request: Request = failure.request  # type: ignore[attr-defined]
+        base, link = request.url.rsplit("/", 1)
         if self._dropped in self.measure_at:
             alive = sum(ref() is not None for ref in self._sample)
-            self.probe[str(self._dropped)] = {**_census(failure), "sampled_alive": alive}
+            self.probe[str(self._dropped)] = {
+                **_census(failure, self._errback_returned),
+                "sampled_alive": alive,
+            }
         if self._dropped % self.sample_every == 0:
             self._sample += [weakref.ref(request), weakref.ref(failure), weakref.ref(failure.value)]
         if self._made < self.drops:
             self._made += 1
-            base, link = request.url.rsplit("/", 1)
+            # Scrapy resumes this generator after the request it yields was dropped: until
+            # then both Failures of the chain are alive, and neither drop is finished.
             yield Request(f"{base}/{int(link) + 1}", callback=self.parse, errback=self.on_error)
+        self._done[base] = int(link)
+
+    def _errback_returned(self, failure: Failure) -> bool:
+        """Whether ``failure`` is of a drop whose errback returned."""
+        base, link = failure.request.url.rsplit("/", 1)  # type: ignore[attr-defined]
+        return int(link) <= self._done.get(base, -1)
 
 
 class CopiedMetaSpider(HarnessSpider):
@@ -323,11 +337,12 @@ _GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYN
 _REP_DIR = os.path.dirname(scrapy_rep.__file__)
 
 
-def _census(delivered: Failure) -> dict[str, int | None]:
+def _census(delivered: Failure, returned: Callable[[Failure], bool]) -> dict[str, int | None]:
     """After a full collection: the RSS (Linux), the memory blocks Python's allocator holds,
     and what a finished drop could keep alive: objects the GC tracks, Requests, Failures of an
-    IgnoreRequest but ``delivered``, tracebacks, finished frames (of functions, not
-    generators, that no thread runs) and those of scrapy_rep's code."""
+    IgnoreRequest (``ignore_failures``: all but ``delivered``; ``finished_failures``: those
+    ``returned`` says are of a drop whose errback returned), tracebacks, finished frames (of
+    functions, not generators, that no thread runs) and those of scrapy_rep's code."""
     gc.collect()
     blocks = sys.getallocatedblocks()
     rss = _rss()
@@ -338,6 +353,11 @@ def _census(delivered: Failure) -> dict[str, int | None]:
             running.add(frame)
             frame = frame.f_back
     objects = gc.get_objects()
+    ignored = [
+        o
+        for o in objects
+        if isinstance(o, Failure) and isinstance(o.value, IgnoreRequest) and o is not delivered
+    ]
     finished = [
         o
         for o in objects
@@ -350,10 +370,8 @@ def _census(delivered: Failure) -> dict[str, int | None]:
         "blocks": blocks,
         "objects": len(objects),
         "requests": sum(isinstance(o, Request) for o in objects),
-        "ignore_failures": sum(
-            isinstance(o, Failure) and isinstance(o.value, IgnoreRequest) and o is not delivered
-            for o in objects
-        ),
+        "ignore_failures": len(ignored),
+        "finished_failures": sum(returned(o) for o in ignored),
         "tracebacks": sum(isinstance(o, types.TracebackType) for o in objects),
         "finished_frames": len(finished),
         "finished_rep_frames": sum(f.f_code.co_filename.startswith(_REP_DIR) for f in finished),

@@ -45,15 +45,19 @@ def test_dropped_requests_keep_nothing_alive_after_their_errback(
     )
     assert result.stat("robotstxt/forbidden") == DROPS
     assert server.count("/x/", prefix=True) == 0
+    assert str(FIRST) in result.probe, result.log[-3000:]
     first, last = result.probe[str(FIRST)], result.probe[str(LAST)]
     # Of every 1,000th drop, the Request, the Failure its errback got and the RequestDropped:
     # all gone. No more tracebacks or finished frames than at drop 1,000, none of scrapy-rep's
-    # code (the gate's), and no Failure of a drop but those the other chains have in flight.
+    # code (the gate's), and no Failure of a finished drop (one whose errback returned). A
+    # chain has at most two drops unfinished: Scrapy resumes an errback after the request it
+    # yields was dropped (seen on Scrapy 2.14: 240 Failures alive of 200 chains, none finished).
     assert last["sampled_alive"] == 0, last
     assert last["tracebacks"] <= first["tracebacks"], (first, last)
     assert last["finished_frames"] <= first["finished_frames"], (first, last)
     assert last["finished_rep_frames"] == 0, last
-    assert last["ignore_failures"] < CHAINS, last
+    assert last["finished_failures"] == 0, last
+    assert last["ignore_failures"] < 2 * CHAINS, last
     assert last["requests"] <= first["requests"] + CHAINS, (first, last)
     # What grows is the gate's record of the fingerprints it refused (bounded, about 150
     # bytes each): on Scrapy 2.19, from drop 1,000 to 19,999, RSS +3.0 MiB, 2 memory blocks
