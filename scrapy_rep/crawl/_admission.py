@@ -46,6 +46,7 @@ from scrapy_rep.core.stats import REJUDGED, RESCHEDULED
 from scrapy_rep.crawl._cache import OriginKeys
 from scrapy_rep.crawl._holds import SEEN_META, seen_mark
 from scrapy_rep.crawl._pauses import DONT_PAUSE_META, route
+from scrapy_rep.crawl._verdict import user_agent
 
 if TYPE_CHECKING:
     from scrapy.http import Request
@@ -98,7 +99,9 @@ class Token(str):
 
 class _Given(weakref.ref["Request"]):
     """A verdict given in this process: a weak reference to the request it was given for (a
-    copy or a ``replace`` is another object), with its token and the inputs it read."""
+    copy or a ``replace`` is another object), with its token and the inputs it read. Its
+    fields are set after it is made: weakref's own constructor, not a Python one, is called
+    once per request let go."""
 
     __slots__ = ("agent", "token", "url")
 
@@ -106,27 +109,9 @@ class _Given(weakref.ref["Request"]):
     url: str
     agent: bytes | None
 
-    def __new__(
-        cls,
-        request: Request,
-        forget: Callable[[weakref.ref[Request]], None],
-        token: Token | str,
-        agent: bytes | None,
-    ) -> _Given:
-        given = super().__new__(cls, request, forget)
-        given.token = token
-        given.url = request.url
-        given.agent = agent
-        return given
-
-    def __init__(
-        self,
-        request: Request,
-        forget: Callable[[weakref.ref[Request]], None],
-        token: Token | str,
-        agent: bytes | None,
-    ) -> None:
-        super().__init__(request, forget)  # type: ignore[call-arg]
+    def same_url(self, request: Request) -> bool:
+        url = self.url
+        return url is request.url or url == request.url
 
 
 class _Go:
@@ -328,8 +313,8 @@ class Admission:
         URL is the one judged; else None: it is judged again. At the gate (a request entering)
         the token it carries is dropped; before download it still says the request came from
         a scheduler (``send_back``), and it is counted once as judged again."""
-        given = self._given.get(weakref.ref(request))
-        if given is not None and (given.url is request.url or given.url == request.url):
+        given = self._given_for(request)
+        if given is not None and given.same_url(request):
             return given.token
         if at == "gate":
             del request.meta[ADMITTED]
@@ -338,9 +323,13 @@ class Admission:
             self._events.count(REJUDGED)
         return None
 
+    def _given_for(self, request: Request) -> _Given | None:
+        return self._given.get(weakref.ref(request))
+
     def _bind(self, request: Request, token: Token | str) -> None:
-        """Bind ``token`` to ``request``, with the User-Agent header it was judged by."""
-        given = _Given(request, self._forget, token, request.headers.get(b"User-Agent"))
+        """Bind ``token`` to ``request``, with the URL and User-Agent header it was judged by."""
+        given = _Given(request, self._forget)
+        given.token, given.url, given.agent = token, request.url, user_agent(request)
         self._given.pop(given, None)  # a verdict given to it before (its callback goes too)
         self._given[given] = given
 
@@ -352,11 +341,11 @@ class Admission:
         URL or the User-Agent tokens it carries changed since its verdict was given (a
         middleware that rotates User-Agents, say)? It is then no longer bound to it: judge it
         again (``decide``). A User-Agent filled in from USER_AGENT is no change."""
-        given = self._given.get(weakref.ref(request))
+        given = self._given_for(request)
         if given is None or given.token is _FIRST_TOKEN:
             return False
-        agent = request.headers.get(b"User-Agent")
-        if (given.url is request.url or given.url == request.url) and (
+        agent = user_agent(request)
+        if given.same_url(request) and (
             agent == given.agent or self._judge.same_agents(given.agent, agent)
         ):
             return False
@@ -501,12 +490,12 @@ class Admission:
         """Was ``request`` let through as its origin's first (``FIRST``), in this process?"""
         if request.meta.get(ADMITTED) != _FIRST_TOKEN:
             return False
-        given = self._given.get(weakref.ref(request))
+        given = self._given_for(request)
         return given is not None and given.token is _FIRST_TOKEN
 
     def judged(self, request: Request) -> tuple[OriginState[RobotsTxt], Known] | None:
         """The states ``request`` was let go with in this process (its token's), or None."""
-        given = self._given.get(weakref.ref(request))
+        given = self._given_for(request)
         token = None if given is None else given.token
         return token.judged if isinstance(token, Token) else None
 

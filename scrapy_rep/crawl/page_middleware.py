@@ -63,7 +63,7 @@ from scrapy_rep.crawl._settings import (
     warn_unknown_settings,
 )
 from scrapy_rep.crawl._tokens import settings_tokens
-from scrapy_rep.crawl._verdict import served, served_documents
+from scrapy_rep.crawl._verdict import served, served_documents, user_agent
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -127,8 +127,7 @@ class PageRobotsMiddleware:
             self._judged[response] = None
             return None
         request = response.request
-        user_agent = request.headers.get(b"User-Agent") if request is not None else None
-        tokens = self._tokens.for_header(user_agent)
+        tokens = self._tokens.for_header(user_agent(request) if request is not None else None)
         html = _html(response)
         # unavailable_after is a calendar date: read against the wall clock (the page level is
         # given no clock).
