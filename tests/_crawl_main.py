@@ -229,9 +229,13 @@ class DropChainSpider(HarnessSpider):
     errback (20,000 records would be the growth it measures). ``probe`` has, at each drop
     number of ``chain["measure_at"]`` (inside its errback), what is alive after a full
     collection (``_census``) and ``sampled_alive``: of the Requests, Failures and exceptions of
-    every ``chain["sample_every"]``-th drop before, those still alive. A drop is finished once
-    its errback returned (``_done``: per chain, the last link whose errback returned); until
-    then its Failure is alive by right, also after the next drop of its chain was made."""
+    every ``chain["sample_every"]``-th drop before, those of a stale drop still alive.
+
+    A drop is stale once the errback of the next drop of its chain returned too (``_done``:
+    per chain, the last link whose errback returned). Until then its Request and Failure are
+    alive by right: Scrapy resumes an errback only after the request it yields was dropped,
+    and may hold its Failure a moment after it returned. Chains do not keep in step (under
+    load some run drops ahead), so only a drop's own chain says whether it is over."""
 
     name = "drop_chain"
 
@@ -244,7 +248,7 @@ class DropChainSpider(HarnessSpider):
         self.probe: dict[str, dict[str, int | None]] = {}
         self._made = len(harness["start"])
         self._dropped = 0
-        self._sample: list[weakref.ref[Any]] = []
+        self._sample: list[tuple[str, weakref.ref[Any]]] = []
         self._done: dict[str, int] = {}
 
     def on_error(self, failure: Failure) -> Iterator[Request]:  # type: ignore[override]
@@ -252,24 +256,25 @@ class DropChainSpider(HarnessSpider):
         request: Request = failure.request  # type: ignore[attr-defined]
         base, link = request.url.rsplit("/", 1)
         if self._dropped in self.measure_at:
-            alive = sum(ref() is not None for ref in self._sample)
+            alive = sum(ref() is not None and self._stale(url) for url, ref in self._sample)
             self.probe[str(self._dropped)] = {
-                **_census(failure, self._errback_returned),
+                **_census(failure, self._stale),
                 "sampled_alive": alive,
             }
         if self._dropped % self.sample_every == 0:
-            self._sample += [weakref.ref(request), weakref.ref(failure), weakref.ref(failure.value)]
+            self._sample += [
+                (request.url, weakref.ref(o)) for o in (request, failure, failure.value)
+            ]
         if self._made < self.drops:
             self._made += 1
-            # Scrapy resumes this generator after the request it yields was dropped: until
-            # then both Failures of the chain are alive, and neither drop is finished.
             yield Request(f"{base}/{int(link) + 1}", callback=self.parse, errback=self.on_error)
         self._done[base] = int(link)
 
-    def _errback_returned(self, failure: Failure) -> bool:
-        """Whether ``failure`` is of a drop whose errback returned."""
-        base, link = failure.request.url.rsplit("/", 1)  # type: ignore[attr-defined]
-        return int(link) <= self._done.get(base, -1)
+    def _stale(self, url: str) -> bool:
+        """Is ``url`` a drop of a chain whose next drop's errback returned too? Not a start
+        request (link 0): the harness keeps those (``_sent``)."""
+        base, _, link = url.rpartition("/")
+        return link.isdigit() and 0 < int(link) < self._done.get(base, 0)
 
 
 class CopiedMetaSpider(HarnessSpider):
@@ -337,12 +342,12 @@ _GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYN
 _REP_DIR = os.path.dirname(scrapy_rep.__file__)
 
 
-def _census(delivered: Failure, returned: Callable[[Failure], bool]) -> dict[str, int | None]:
+def _census(delivered: Failure, stale: Callable[[str], bool]) -> dict[str, int | None]:
     """After a full collection: the RSS (Linux), the memory blocks Python's allocator holds,
-    and what a finished drop could keep alive: objects the GC tracks, Requests, Failures of an
-    IgnoreRequest (``ignore_failures``: all but ``delivered``; ``finished_failures``: those
-    ``returned`` says are of a drop whose errback returned), tracebacks, finished frames (of
-    functions, not generators, that no thread runs) and those of scrapy_rep's code."""
+    and what a finished drop could keep alive: objects the GC tracks, Requests (and those of a
+    drop ``stale`` says is over), Failures of an IgnoreRequest but ``delivered`` (and those of
+    a stale drop), tracebacks, finished frames (of functions, not generators, that no thread
+    runs) and those of scrapy_rep's code."""
     gc.collect()
     blocks = sys.getallocatedblocks()
     rss = _rss()
@@ -353,6 +358,7 @@ def _census(delivered: Failure, returned: Callable[[Failure], bool]) -> dict[str
             running.add(frame)
             frame = frame.f_back
     objects = gc.get_objects()
+    requests = [o for o in objects if isinstance(o, Request)]
     ignored = [
         o
         for o in objects
@@ -369,9 +375,14 @@ def _census(delivered: Failure, returned: Callable[[Failure], bool]) -> dict[str
         "rss": rss,
         "blocks": blocks,
         "objects": len(objects),
-        "requests": sum(isinstance(o, Request) for o in objects),
+        "requests": len(requests),
+        "stale_requests": sum(stale(r.url) for r in requests),
         "ignore_failures": len(ignored),
-        "finished_failures": sum(returned(o) for o in ignored),
+        # One without a request is Scrapy's own, made where the gate's IgnoreRequest is caught
+        # (seen on Scrapy 2.14).
+        "stale_failures": sum(
+            stale(request.url) for f in ignored if (request := getattr(f, "request", None))
+        ),
         "tracebacks": sum(isinstance(o, types.TracebackType) for o in objects),
         "finished_frames": len(finished),
         "finished_rep_frames": sum(f.f_code.co_filename.startswith(_REP_DIR) for f in finished),

@@ -48,17 +48,18 @@ def test_dropped_requests_keep_nothing_alive_after_their_errback(
     assert str(FIRST) in result.probe, result.log[-3000:]
     first, last = result.probe[str(FIRST)], result.probe[str(LAST)]
     # Of every 1,000th drop, the Request, the Failure its errback got and the RequestDropped:
-    # all gone. No more tracebacks or finished frames than at drop 1,000, none of scrapy-rep's
-    # code (the gate's), and no Failure of a finished drop (one whose errback returned). A
-    # chain has at most two drops unfinished: Scrapy resumes an errback after the request it
-    # yields was dropped (seen on Scrapy 2.14: 240 Failures alive of 200 chains, none finished).
+    # all gone once its chain moved on. No Request or Failure of such a stale drop, no more
+    # tracebacks or finished frames than at drop 1,000, none of scrapy-rep's code (the gate's).
+    # A chain's last two drops are alive by right: Scrapy resumes an errback after the next
+    # drop, and may hold a Failure a moment after its errback returned (on Scrapy 2.14, 23 of
+    # 199 alive); and chains do not keep in step under load (bounds on the totals, fewer than
+    # 200 Failures or Requests alive, failed there with 240 and 543).
     assert last["sampled_alive"] == 0, last
+    assert last["stale_requests"] == 0, last
+    assert last["stale_failures"] == 0, last
     assert last["tracebacks"] <= first["tracebacks"], (first, last)
     assert last["finished_frames"] <= first["finished_frames"], (first, last)
     assert last["finished_rep_frames"] == 0, last
-    assert last["finished_failures"] == 0, last
-    assert last["ignore_failures"] < 2 * CHAINS, last
-    assert last["requests"] <= first["requests"] + CHAINS, (first, last)
     # What grows is the gate's record of the fingerprints it refused (bounded, about 150
     # bytes each): on Scrapy 2.19, from drop 1,000 to 19,999, RSS +3.0 MiB, 2 memory blocks
     # and no tracked object per drop (before: +133 MiB, 74 blocks and 46 objects per drop).
