@@ -190,10 +190,11 @@ def test_other_ascii_compatible_encodings() -> None:
 
 
 def _fast(call: object, limit: float = 0.5) -> PageRules:
-    start = time.perf_counter()
+    # This process's CPU time: other processes sharing the cores (tests run 4 to 2 cores in
+    # CI) made a 0.5 s wall-time bound fail at 0.87 s. The real cost is a few milliseconds.
+    start = time.process_time()
     result = call()  # type: ignore[operator]
-    # Generous for a loaded CI machine; the real cost is a few milliseconds at most.
-    assert time.perf_counter() - start < limit
+    assert time.process_time() - start < limit
     assert isinstance(result, PageRules)
     return result
 

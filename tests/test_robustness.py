@@ -276,9 +276,9 @@ def test_bytes_past_the_cut_never_count(tail: bytes) -> None:
 def _best_parse_seconds(body: bytes) -> float:
     best = float("inf")
     for _ in range(3):
-        start = time.perf_counter()
+        start = time.process_time()
         RobotsTxt.parse(body)
-        best = min(best, time.perf_counter() - start)
+        best = min(best, time.process_time() - start)
     return best
 
 
@@ -334,11 +334,11 @@ def _best_usage_seconds(body: bytes, paths: Sequence[str]) -> float:
     gc.disable()
     try:
         for _ in range(3):
-            start = time.perf_counter()
+            start = time.process_time()
             rt = RobotsTxt.parse(body)
             for path in paths:
                 rt.usage(HOST + path, "mybot")
-            best = min(best, time.perf_counter() - start)
+            best = min(best, time.process_time() - start)
     finally:
         gc.enable()
     return best
