@@ -305,7 +305,8 @@ def test_the_last_look_sends_back_only_an_admitted_request_whose_route_paused() 
 
 def test_concurrency_comes_last_and_only_where_slots_are_held() -> None:
     """Step 6: after the pause's last look, a request over its slot's concurrency waits for a
-    place (``Wait(slots)``); without slots held (Scrapy holds them) every request has room."""
+    place (``Wait(slots)``); without slots held (REP_SLOT_CONCURRENCY off) every request has
+    room."""
     harness = Harness()
     harness.robots("rules")
     first, second, third = (Request(f"{URL}/{i}") for i in range(3))
@@ -313,7 +314,6 @@ def test_concurrency_comes_last_and_only_where_slots_are_held() -> None:
     slots = Slots(
         slot_of=lambda request: ("a.test", 2, False),
         in_flight=lambda request: True,
-        bound=4,
         closing=lambda: False,
         events=Events(get_crawler(Spider).stats, lambda: None),
         clock=harness.clock,

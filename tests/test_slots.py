@@ -1,6 +1,6 @@
 """Each download slot's concurrency (crawl/_slots.py) on ``task.Clock``: counting until a
-request leaves the downloader, FIFO waiters and the place passed to the first, the bound on
-waiting off ``Downloader.active``, the sweep of places left without the signal, a close (the
+request leaves the downloader, FIFO waiters and the place passed to the first, however many
+wait, the sweep of places left without the signal, a close (the
 waits end without a place)."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from scrapy_rep.crawl._slots import SlotClosed, SlotLimit, Slots
 
 
 class Setup:
-    def __init__(self, concurrency: int = 2, *, delayed: bool = False, bound: int = 4) -> None:
+    def __init__(self, concurrency: int = 2, *, delayed: bool = False) -> None:
         self.clock = task.Clock()
         crawler = get_crawler(Spider)
         assert crawler.stats is not None
@@ -30,7 +30,6 @@ class Setup:
         self.slots = Slots(
             slot_of=self.slot_of,
             in_flight=lambda request: request in self.active,
-            bound=bound,
             closing=lambda: self.closing,
             events=Events(crawler.stats, lambda: None),
             clock=self.clock,
@@ -112,13 +111,23 @@ def test_where_scrapy_holds_the_limit_every_request_goes_and_counts() -> None:
     assert woken == [late]
 
 
-def test_off_active_within_the_bound_then_in_place() -> None:
-    setup = Setup(concurrency=1, bound=2)
-    assert [setup.slots.goes_off_active() for _ in range(3)] == [True, True, False]
-    assert setup.stat("waited_in_place") == 1
-    setup.slots.back_on_active()
-    assert setup.slots.goes_off_active()
-    assert setup.slots.off == 2
+def test_any_number_wait_and_go_in_order() -> None:
+    """No bound on the waiting: a slow site's backlog waits here (off ``Downloader.active``),
+    not in the engine's places, however long it is; each goes, in order, as a place frees."""
+    setup = Setup(concurrency=2)
+    first, second, *waiting = _requests(2 + 5_000)
+    assert setup.through(first) and setup.through(second)
+    gone: list[Request] = []
+    for request in waiting:
+        assert not setup.through(request)
+        setup.slots.wait("", request).addCallback(lambda _, r=request: gone.append(r))
+    assert setup.stat("waited") == setup.stat("waiting_max") == 5_000
+    setup.slots.left(first)
+    setup.slots.left(second)
+    for _ in range(len(waiting) - 2):
+        setup.slots.left(gone[len(gone) - 2])  # the older of the two through
+    assert gone == waiting
+    assert not setup.slots.busy()
 
 
 def _one_through_one_waiting(setup: Setup) -> tuple[Request, Request, list[Request]]:

@@ -103,7 +103,6 @@ _MEANS = {
     "robotstxt/pause/gave_up": "origins paused longer than REP_PAUSE_GIVE_UP_AFTER, given up",
     "robotstxt/slot/waited": "requests that waited for a place in their download slot",
     "robotstxt/slot/waiting_max": "the most waiting for a place at once",
-    "robotstxt/slot/waited_in_place": "of those, waiting in their CONCURRENT_REQUESTS place",
     "robotspage/pages/noindex": "pages saying noindex",
     "robotspage/pages/nofollow": "pages saying nofollow",
     "robotspage/requests/nofollow": "links of nofollow pages, not followed",

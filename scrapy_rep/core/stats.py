@@ -57,7 +57,6 @@ __all__ = [
     "ROBOTSTXT_FETCH",
     "SCHEME_REFUSED",
     "SLOT_WAITED",
-    "SLOT_WAITED_IN_PLACE",
     "SLOT_WAITING_MAX",
     "STALE_SERVED",
     "STORE_ERROR",
@@ -126,12 +125,11 @@ RESCHEDULED = "robotstxt/rescheduled"
 #: them in this process (restored from JOBDIR, queued by another process of a fleet, or a copy
 #: of another request's meta), or their URL or User-Agent changed after it was given.
 REJUDGED = "robotstxt/rejudged"
-#: Requests that waited for a place in their download slot (Scrapy >= 2.14 would have started
-#: them over the slot's concurrency); the most waiting at once; those that waited in their
-#: ``Downloader.active`` place (past the bound).
+#: Requests that waited for a place in their download slot, off the downloader's places
+#: (Scrapy >= 2.14 would have started them over the slot's concurrency, Scrapy < 2.14 queued
+#: them in ``Downloader.active``); the most waiting at once.
 SLOT_WAITED = "robotstxt/slot/waited"
 SLOT_WAITING_MAX = "robotstxt/slot/waiting_max"
-SLOT_WAITED_IN_PLACE = "robotstxt/slot/waited_in_place"
 
 # -- origins --------------------------------------------------------------------------------
 UNREACHABLE = "robotstxt/unreachable"

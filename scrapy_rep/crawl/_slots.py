@@ -1,19 +1,18 @@
-"""``Slots``: each download slot's concurrency, held where Scrapy does not hold it.
+"""``Slots``: each download slot's concurrency, held before the download.
 
-From Scrapy 2.14, with the asyncio reactor and a slot delay of 0, the downloader starts a slot's
-whole queue at once (each download is a task that enters ``slot.transferring`` only when it
-first runs). The admission's last look (at ``RobotsTxtGuard``, after every other middleware)
-asks here: a request goes if its slot has fewer requests let through and not yet left the
-downloader (``request_left_downloader``) than the slot's concurrency, else it waits, FIFO, and
-goes when a place of its slot frees (the place passes to it directly: no race).
+Scrapy >= 2.14, with the asyncio reactor and a slot delay of 0, starts a slot's whole queue at
+once (each download is a task that enters ``slot.transferring`` only when it first runs); Scrapy
+2.11 to 2.13 hold the limit, but with the slot's queue in ``Downloader.active``, where a slow
+site's backlog takes the crawl's places from every other site. The admission's last look (at
+``RobotsTxtGuard``, after every other middleware) asks here on every version: a request goes if
+its slot has fewer requests let through and not yet left the downloader
+(``request_left_downloader``) than the slot's concurrency, else it waits, FIFO, off
+``Downloader.active``, and goes when a place of its slot frees (the place passes to it
+directly: no race). However many wait, the engine keeps taking other sites' requests.
 
-A waiting request takes no downloader place while the requests waiting off it number fewer than
-``bound`` (the crawl's; past it a request waits in its place in ``Downloader.active``, as a
-request queued in a slot does on Scrapy < 2.14, so the engine backs out and the rest stays in
-the scheduler). When the crawl is asked to close, waiting requests are let go without a place
-(``SlotClosed``): the middleware keeps them as it keeps held requests, or drops them with the
-reason (an ``engine.download`` caller), rather than download a slow site's backlog on the way
-out.
+When the crawl is asked to close, waiting requests are let go without a place (``SlotClosed``):
+the middleware keeps them as it keeps held requests, or drops them with the reason (an
+``engine.download`` caller), rather than download a slow site's backlog on the way out.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ from typing import TYPE_CHECKING, Any, cast
 from twisted.internet.defer import Deferred
 from twisted.internet.task import LoopingCall
 
-from scrapy_rep.core.stats import SLOT_WAITED, SLOT_WAITED_IN_PLACE, SLOT_WAITING_MAX
+from scrapy_rep.core.stats import SLOT_WAITED, SLOT_WAITING_MAX
 
 if TYPE_CHECKING:
     from scrapy.http import Request
@@ -64,19 +63,16 @@ class Slots:
         *,
         slot_of: Callable[[Request], SlotLimit],
         in_flight: Callable[[Request], bool],
-        bound: int,
         closing: Callable[[], bool],
         events: Events,
         clock: Clock,
     ) -> None:
         """``slot_of``: a request's slot (``_compat.slot_limit``); ``in_flight``: is a request
         still in ``Downloader.active`` (one let through that is not has left the downloader
-        without the signal: a middleware above the guard answered it); ``bound``: how many may
-        wait off ``Downloader.active`` at once, in the whole crawl; ``closing``: is the crawl
-        asked to close (looked at every second while requests wait)."""
+        without the signal: a middleware above the guard answered it); ``closing``: is the
+        crawl asked to close (looked at every second while requests wait)."""
         self._slot_of = slot_of
         self._in_flight = in_flight
-        self._bound = bound
         self._closing = closing
         self._events = events
         #: Requests let through, by their slot's key, until they leave the downloader.
@@ -87,8 +83,6 @@ class Slots:
         self._waiters: dict[str, deque[tuple[Request, Deferred[None]]]] = {}
         self._waiting = 0
         self._most = 0
-        #: Waiting requests off ``Downloader.active`` (at most ``bound``).
-        self.off = 0
         # While requests wait: free the places of requests that left without the signal, and
         # notice a close.
         self._tick = LoopingCall(self._look)
@@ -120,18 +114,6 @@ class Slots:
         if not self._tick.running:
             self._tick.start(1.0, now=False)
         return waiter
-
-    def goes_off_active(self) -> bool:
-        """May the request about to wait leave ``Downloader.active``? (Within ``bound``;
-        ``back_on_active`` when its wait is over.)"""
-        if self.off < self._bound:
-            self.off += 1
-            return True
-        self._events.count(SLOT_WAITED_IN_PLACE)
-        return False
-
-    def back_on_active(self) -> None:
-        self.off -= 1
 
     def left(self, request: Request, spider: object = None) -> None:
         """``request_left_downloader``: its place goes to its slot's first waiter."""
