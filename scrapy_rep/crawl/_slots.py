@@ -1,12 +1,10 @@
-"""``Slots``: each download slot's concurrency, held before the download.
+"""``Slots``: each download slot's concurrency, held where Scrapy does not hold it.
 
-Scrapy >= 2.14, with the asyncio reactor and a slot delay of 0, starts a slot's whole queue at
-once (each download is a task that enters ``slot.transferring`` only when it first runs); Scrapy
-2.11 to 2.13 hold the limit, but with the slot's queue in ``Downloader.active``, where a slow
-site's backlog takes the crawl's places from every other site. The admission's last look (at
-``RobotsTxtGuard``, after every other middleware) asks here on every version: a request goes if
-its slot has fewer requests let through and not yet left the downloader
-(``request_left_downloader``) than the slot's concurrency, else it waits, FIFO, off
+From Scrapy 2.14, with the asyncio reactor and a slot delay of 0, the downloader starts a slot's
+whole queue at once (each download is a task that enters ``slot.transferring`` only when it
+first runs). The admission's last look (at ``RobotsTxtGuard``, after every other middleware)
+asks here: a request goes if its slot has fewer requests let through and not yet left the
+downloader (``request_left_downloader``) than the slot's concurrency, else it waits, FIFO, off
 ``Downloader.active``, and goes when a place of its slot frees (the place passes to it
 directly: no race). However many wait, the engine keeps taking other sites' requests.
 
