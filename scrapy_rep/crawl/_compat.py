@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from twisted.python.failure import Failure
 
 _M = TypeVar("_M")
+_R = TypeVar("_R")
 
 __all__ = [
     "ASYNC_MIDDLEWARE",
@@ -406,10 +407,21 @@ def scrape_failure(engine: Any, request: Request, failure: Failure) -> Any:
     engine), and an errback that raises gives ``spider_error``. The scraper counts it as
     being processed until then, so the crawl does not close meanwhile.
 
-    Every version has ``Scraper.enqueue_scrape``; Scrapy 2.11 and 2.12 need the spider too."""
+    Every version has ``Scraper.enqueue_scrape``, which returns a Deferred; Scrapy 2.11 and
+    2.12 need the spider too. Once it is done the engine is woken: every version looks for
+    idleness after a download, not after a failure handed to the scraper, and Scrapy 2.11
+    then waited for its 5 s heartbeat to close a crawl whose last request was dropped."""
     if _ENQUEUE_NEEDS_SPIDER:
-        return engine.scraper.enqueue_scrape(failure, request, engine.spider)
-    return engine.scraper.enqueue_scrape(failure, request)
+        scraped = engine.scraper.enqueue_scrape(failure, request, engine.spider)
+    else:
+        scraped = engine.scraper.enqueue_scrape(failure, request)
+    scraped.addBoth(_woken, engine)
+    return scraped
+
+
+def _woken(result: _R, engine: Any) -> _R:
+    wake(engine)
+    return result
 
 
 def send_robots_parsed(manager: SignalManager, **kwargs: Any) -> Deferred[Any]:
