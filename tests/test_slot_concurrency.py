@@ -71,9 +71,10 @@ def test_per_domain_2_holds(http_server: ScriptedServer, concurrent: int) -> Non
     pages = _pages(http_server.requests, "a.test")
     assert sorted(s.path for s in pages) == sorted(f"/page/{i}" for i in range(20))
     assert _most_at_once(pages) == 2
-    if BURSTS:
-        assert result.stat("robotstxt/slot/waited") >= 10
-        assert result.stat("robotstxt/slot/waiting_max") >= 10
+    # Held here on every version: before 2.14 Scrapy holds it too, with its slot's queue in
+    # Downloader.active.
+    assert result.stat("robotstxt/slot/waited") >= 10
+    assert result.stat("robotstxt/slot/waiting_max") >= 10
 
 
 def test_without_the_limit_the_burst_is_back_where_scrapy_has_it(
@@ -145,9 +146,8 @@ def test_a_site_answering_503_gets_at_most_its_concurrency(
 def test_waiting_takes_no_global_place(http_server: ScriptedServer, concurrent: int) -> None:
     """A site limited to 2 with 30 requests waiting, scheduled first, and 50 fast sites with
     as many requests as the other places: while the slow site still has requests to send, the
-    fast sites get every other place (with the limit off the slow site's burst takes them).
-    Before Scrapy 2.14 Scrapy holds the limit itself, its slot's queue in Downloader.active:
-    nothing extra there, the slow site kept at 2 all the same."""
+    fast sites get every other place (with the limit off the slow site's burst takes them on
+    Scrapy >= 2.14; before, its slot's queue in Downloader.active does)."""
     for i in range(32):
         http_server.route(f"/page/{i}", Reply(200, b"<html></html>", delay=2 * SLOW))
     fast = [f"f{n}.test" for n in range(50)]
@@ -169,11 +169,10 @@ def test_waiting_takes_no_global_place(http_server: ScriptedServer, concurrent: 
     assert len(slow) == 32
     assert _most_at_once(slow) == 2
     assert len(_pages(http_server.requests, *fast)) == 50 * per_fast
-    if BURSTS:
-        last_slow = max(s.time for s in slow)
-        fast_pages = _pages(http_server.requests, *fast)
-        assert _most_at_once(fast_pages, until=last_slow) >= concurrent - 2
-        assert result.stat("robotstxt/slot/waited") >= 20
+    last_slow = max(s.time for s in slow)
+    fast_pages = _pages(http_server.requests, *fast)
+    assert _most_at_once(fast_pages, until=last_slow) >= concurrent - 2
+    assert result.stat("robotstxt/slot/waited") >= 20
 
 
 def _starts(seen: list[Seen]) -> list[float]:
@@ -205,11 +204,11 @@ def test_crawl_delay_1_keeps_starts_a_second_apart(http_server: ScriptedServer) 
 def test_requests_waiting_for_a_place_at_close_are_kept_or_said_not_downloaded(
     http_server: ScriptedServer, tmp_path: Path, jobdir: bool
 ) -> None:
-    """Ctrl-C while a slow site's requests wait for a place in its slot: on Scrapy >= 2.14
-    they are not downloaded on the way out at the slot's pace. They are treated as requests
-    left in Scrapy's scheduler: kept for the next run with JOBDIR, else left, with a stat and
-    a line saying so; no errback, no page twice. Before 2.14 Scrapy queues them in the slot
-    and downloads that queue before it closes."""
+    """Ctrl-C while a slow site's requests wait for a place in its slot: they are not
+    downloaded on the way out at the slot's pace (Scrapy < 2.14 downloads its slot queue
+    before it closes; scrapy-rep's waiting requests are not in it, on any version). They are
+    treated as requests left in Scrapy's scheduler: kept for the next run with JOBDIR, else
+    left, with a stat and a line saying so; no errback, no page twice."""
     pages = [f"/page/{i}" for i in range(6)]
     for path in pages:
         # Longer than the second within which the close is noticed.
@@ -223,26 +222,22 @@ def test_requests_waiting_for_a_place_at_close_are_kept_or_said_not_downloaded(
     assert first.close_reason == "shutdown"
     assert first.errbacks == []
     fetched = _pages(http_server.requests, "h.test")
-    if BURSTS:
-        assert len(fetched) == 2
-        if jobdir:
-            assert first.stat("robotstxt/held_persisted") == 4
-            assert "(4 still waiting when the crawl closed: 4 waiting for a place in" in first.log
-        else:
-            assert first.stat("robotstxt/held_dropped_on_close") == 4
-            assert (
-                "Crawl closed with 4 request(s) held (4 waiting for a place in its download "
-                "slot); they were not downloaded"
-            ) in first.log
+    assert len(fetched) == 2
+    if jobdir:
+        assert first.stat("robotstxt/held_persisted") == 4
+        assert "(4 still waiting when the crawl closed: 4 waiting for a place in" in first.log
     else:
-        assert len(fetched) == len(pages)
-        assert first.stat("robotstxt/held_dropped_on_close") == 0
+        assert first.stat("robotstxt/held_dropped_on_close") == 4
+        assert (
+            "Crawl closed with 4 request(s) held (4 waiting for a place in its download "
+            "slot); they were not downloaded"
+        ) in first.log
     if jobdir:
         for path in pages:
             http_server.route(path, Reply(200, b"<html></html>"))
         second = run_crawl(urls, settings, hosts=hosts)
         assert second.close_reason == "finished"
-        assert second.stat("robotstxt/held_restored") == (4 if BURSTS else 0)
+        assert second.stat("robotstxt/held_restored") == 4
         # Every page once over both runs.
         assert sorted(s.path for s in _pages(http_server.requests, "h.test")) == sorted(pages)
 
@@ -250,27 +245,18 @@ def test_requests_waiting_for_a_place_at_close_are_kept_or_said_not_downloaded(
 def test_a_backlog_longer_than_the_crawl_s_places_waits_off_them(
     http_server: ScriptedServer,
 ) -> None:
-    """40 requests of one site limited to 2, at CONCURRENT_REQUESTS 16: on Scrapy >= 2.14 all
-    38 over the limit wait off the downloader at once (more than twice its places: no bound
-    past which one waits in its place and the engine backs out); all fetched once, never more
-    than 2 at a time (before 2.14 Scrapy's slot queue holds them)."""
+    """40 requests of one site limited to 2, at CONCURRENT_REQUESTS 16: all 38 over the limit
+    wait off the downloader at once (more than twice its places: no bound past which one waits
+    in its place and the engine backs out); all fetched once, never more than 2 at a time."""
     _slow_site(http_server, 40)
     urls = [http_server.url(f"/page/{i}", host="k.test") for i in range(40)]
     result = run_crawl(urls, {**ADDON, "CONCURRENT_REQUESTS": 16}, hosts={"k.test": "127.0.0.1"})
     pages = _pages(http_server.requests, "k.test")
     assert sorted(s.path for s in pages) == sorted(f"/page/{i}" for i in range(40))
     assert _most_at_once(pages) == 2
-    if BURSTS:
-        assert result.stat("robotstxt/slot/waiting_max") > 32
-    else:
-        assert result.stat("robotstxt/slot/waited") == 0
+    assert result.stat("robotstxt/slot/waiting_max") > 32
 
 
-@pytest.mark.xfail(
-    not BURSTS,
-    reason="Scrapy < 2.14: the slot's queue is Scrapy's, in Downloader.active (issue 46)",
-    strict=True,
-)
 @pytest.mark.parametrize("queue", [None, "scrapy.pqueues.DownloaderAwarePriorityQueue"])
 def test_a_slow_site_s_backlog_never_stalls_the_other_sites(
     http_server: ScriptedServer, queue: str | None
@@ -278,8 +264,8 @@ def test_a_slow_site_s_backlog_never_stalls_the_other_sites(
     """200 start requests of a slow site (2 s a page) before 400 of 20 fast sites, per-domain
     2, CONCURRENT_REQUESTS 16: the slow site never has more than 2 in progress, and every fast
     page is fetched before the slow site's 20th is asked for (the crawl is stopped then). With a
-    slot's backlog waiting in the engine's places (past a bound, as before, or Scrapy < 2.14's
-    slot queue, still: a strict xfail there) the fast sites got none of them."""
+    slot's backlog waiting in the engine's places (Scrapy < 2.14's slot queue, or past a bound)
+    the fast sites got none of them: 0 fast pages in 90 s."""
     for i in range(200):
         http_server.route(f"/page/s{i}", Reply(200, b"<html></html>", delay=2.0))
     fast = [f"fast{n}.test" for n in range(20)]

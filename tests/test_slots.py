@@ -130,6 +130,24 @@ def test_any_number_wait_and_go_in_order() -> None:
     assert not setup.slots.busy()
 
 
+def test_a_woken_request_that_leaves_at_once_passes_its_place_on() -> None:
+    """Without asyncio a waiter's coroutine runs on inside the wake: one whose route paused
+    meanwhile leaves at once (``left``), and its place goes to the next, re-entrantly."""
+    setup = Setup(concurrency=1)
+    first, second, third = _requests(3)
+    assert setup.through(first)
+    assert not setup.through(second) and not setup.through(third)
+    woken: list[Request] = []
+    second_waits = setup.slots.wait("", second)
+    second_waits.addCallback(lambda _: woken.append(second))
+    second_waits.addCallback(lambda _: setup.slots.left(second))  # it leaves at once
+    setup.slots.wait("", third).addCallback(lambda _: woken.append(third))
+    setup.slots.left(first)
+    assert woken == [second, third]
+    assert not setup.slots.busy()
+    assert not setup.slots.enter(_requests(4)[3])  # the third holds the one place
+
+
 def _one_through_one_waiting(setup: Setup) -> tuple[Request, Request, list[Request]]:
     """In a slot of 1: the first request through, the second waiting (``woken`` when it goes)."""
     first, second = _requests(2)

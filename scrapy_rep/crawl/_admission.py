@@ -237,8 +237,8 @@ class Admission:
         self._rejudged: weakref.WeakSet[Request] = weakref.WeakSet()
 
     def hold_slots(self, slots: Slots) -> None:
-        """Hold each download slot's concurrency at the last look (step 6): where Scrapy does
-        not (``_compat.slots_burst``)."""
+        """Hold each download slot's concurrency at the last look (step 6), before Scrapy's
+        downloader queues or bursts a slot (``_slots``)."""
         self._slots = slots
         self._wait_slot = Wait(slots)
         self._no_place = Wait(slots.no_place)

@@ -49,7 +49,6 @@ __all__ = [
     "scrape_failure",
     "send_robots_parsed",
     "slot_limit",
-    "slots_burst",
     "take_queued",
     "unjittered",
     "wake",
@@ -190,41 +189,24 @@ def downloader_slot(engine: Any, request: Request) -> Any:
     return downloader.slots.get(key)
 
 
-def slots_burst() -> bool:
-    """Does the downloader start a slot's whole queue at once, over its concurrency?
-
-    Scrapy >= 2.14 starts each download in ``_process_queue``'s loop as ``_wait_for_download``,
-    a coroutine scheduled with ``_schedule_coro``: an asyncio task where asyncio is available,
-    which adds the request to ``slot.transferring`` only when it first runs, so the loop never
-    sees the slot fill (with a slot delay the loop stops after one start). Without asyncio
-    ``Deferred.fromCoroutine`` runs it up to its first await inside the loop, and Scrapy 2.11
-    to 2.13 start downloads with Deferreds, synchronously: the limit holds there. Call once
-    the reactor is installed.
-    """
-    from scrapy.core.downloader import Downloader
-
-    if not inspect.iscoroutinefunction(getattr(Downloader, "_wait_for_download", None)):
-        return False
-    from scrapy.utils.asyncio import is_asyncio_available
-
-    return is_asyncio_available()
+def _slot(engine: Any, request: Request) -> tuple[str, Any]:
+    """``request``'s download slot, taken (made if new) with the downloader's own ``_get_slot``:
+    Scrapy >= 2.14 takes ``(request)``, 2.11 to 2.13 also the spider."""
+    downloader = engine.downloader
+    if ASYNC_MIDDLEWARE:
+        return downloader._get_slot(request)  # type: ignore[no-any-return]
+    return downloader._get_slot(request, engine.spider)  # type: ignore[no-any-return]
 
 
 def slot_limit(engine: Any, request: Request) -> tuple[str, int, bool]:
     """``request``'s download slot as Scrapy has it: its key, its concurrency, and whether its
     delay is above 0 (Scrapy then starts one request per delay and holds the concurrency).
 
-    The slot is taken (made if new) with the downloader's own ``_get_slot``, so its key and
-    values are Scrapy's own (``download_slot`` meta, ``DOWNLOAD_SLOTS``,
-    ``CONCURRENT_REQUESTS_PER_DOMAIN`` / ``_PER_IP``, a slot changed since): Scrapy >= 2.14
-    (the only versions that ask, see ``slots_burst``) takes ``(request)``; 2.11 to 2.13 also
-    the spider.
+    The key and values are Scrapy's own on every version (``download_slot`` meta,
+    ``DOWNLOAD_SLOTS``, ``CONCURRENT_REQUESTS_PER_DOMAIN`` / ``_PER_IP``, a slot changed
+    since): ``_slot`` takes it as Scrapy 2.11 to 2.13 or Scrapy >= 2.14 does.
     """
-    downloader = engine.downloader
-    if ASYNC_MIDDLEWARE:
-        key, slot = downloader._get_slot(request)
-    else:
-        key, slot = downloader._get_slot(request, engine.spider)
+    key, slot = _slot(engine, request)
     return key, slot.concurrency, slot.delay > 0
 
 
@@ -234,10 +216,9 @@ def in_slot(engine: Any, request: Request, waiting: bool) -> None:
     queued or downloading (from ``_enqueue_request``, which adds it again, until its download
     is over); it is what Scrapy's ``DownloaderAwarePriorityQueue`` ranks slots by, so a slot's
     waiting requests make it look as busy as a slot's queue does on Scrapy < 2.14 (and keep the
-    slot from the downloader's slot garbage collection). Reached only where ``slots_burst``:
-    Scrapy >= 2.14's ``_get_slot(request)``.
+    slot from the downloader's slot garbage collection).
     """
-    _, slot = engine.downloader._get_slot(request)
+    _, slot = _slot(engine, request)
     if waiting:
         slot.active.add(request)
     else:

@@ -5,9 +5,8 @@ before its download slot (the admission's last two steps).
   since its verdict was given (one that rotates User-Agents, at 400 say) is judged again.
 - ``Admission.leaving`` (``PageAnswers.page_leaving``): a page whose route paused since it was
   admitted goes back to the gate.
-- ``Admission.room`` (``_slots``): where Scrapy does not hold a download slot's concurrency, a
-  request over it waits for a place, off ``Downloader.active``, so the engine keeps feeding
-  other sites meanwhile.
+- ``Admission.room`` (``_slots``): a request over its download slot's concurrency waits for a
+  place, off ``Downloader.active``, so the engine keeps feeding other sites meanwhile.
 
 A wait the crawl's close ends (``SlotClosed``): a request from the scheduler goes back to the
 gate, where the admission has it held (``send_back(closing=True)``), as requests left in
@@ -50,8 +49,8 @@ class LastLook:
         slots: Slots | None,
         off_active: Callable[[Deferred[None], Request], Awaitable[object]],
     ) -> None:
-        """``page_answers``: None when pauses are off; ``slots``: None where Scrapy holds the
-        slots' concurrency (or REP_SLOT_CONCURRENCY is off); ``off_active``: waits for a
+        """``page_answers``: None when pauses are off; ``slots``: None when
+        REP_SLOT_CONCURRENCY is off; ``off_active``: waits for a
         Deferred with the request out of ``Downloader.active`` (the final gate's wait)."""
         self._engine = engine
         self._admission = admission

@@ -1,10 +1,12 @@
-"""``Slots``: each download slot's concurrency, held where Scrapy does not hold it.
+"""``Slots``: each download slot's concurrency, held before the download.
 
-From Scrapy 2.14, with the asyncio reactor and a slot delay of 0, the downloader starts a slot's
-whole queue at once (each download is a task that enters ``slot.transferring`` only when it
-first runs). The admission's last look (at ``RobotsTxtGuard``, after every other middleware)
-asks here: a request goes if its slot has fewer requests let through and not yet left the
-downloader (``request_left_downloader``) than the slot's concurrency, else it waits, FIFO, off
+Scrapy >= 2.14, with the asyncio reactor and a slot delay of 0, starts a slot's whole queue at
+once (each download is a task that enters ``slot.transferring`` only when it first runs); Scrapy
+2.11 to 2.13 hold the limit, but with the slot's queue in ``Downloader.active``, where a slow
+site's backlog takes the crawl's places from every other site. The admission's last look (at
+``RobotsTxtGuard``, after every other middleware) asks here on every version: a request goes if
+its slot has fewer requests let through and not yet left the downloader
+(``request_left_downloader``) than the slot's concurrency, else it waits, FIFO, off
 ``Downloader.active``, and goes when a place of its slot frees (the place passes to it
 directly: no race). However many wait, the engine keeps taking other sites' requests.
 
@@ -137,16 +139,17 @@ class Slots:
         return pairs
 
     def _wake(self, key: str) -> None:
-        waiters = self._waiters[key]
         limit = self._limit.get(key, 1)
-        while waiters and self._count.get(key, 0) < limit:
+        while (waiters := self._waiters.get(key)) and self._count.get(key, 0) < limit:
             request, waiter = waiters.popleft()
+            if not waiters:
+                del self._waiters[key]
             self._waiting -= 1
             self._through[request] = key
             self._count[key] = self._count.get(key, 0) + 1
+            # Settled first: without asyncio the waiter's coroutine runs on at once, and may
+            # come back here (its route paused meanwhile: it leaves, and its place passes on).
             waiter.callback(None)
-        if not waiters:
-            del self._waiters[key]
         if not self._waiters and self._tick.running:
             self._tick.stop()
 

@@ -582,10 +582,9 @@ class RobotsTxtMiddleware:
 
     def _hold_slots(self, guard: RobotsTxtGuard) -> None:
         """Give the guard its last look (``LastLook``): a verdict whose inputs changed, the
-        pause (if on) and, where Scrapy does not hold a download slot's concurrency
-        (``_compat.slots_burst``) and REP_SLOT_CONCURRENCY is on, the slot's."""
+        pause (if on) and, when REP_SLOT_CONCURRENCY is on, the download slot's concurrency."""
         engine = self.crawler.engine
-        if self._config.slot_concurrency and _compat.slots_burst():
+        if self._config.slot_concurrency:
             slots = Slots(
                 slot_of=lambda request: _compat.slot_limit(engine, request),
                 in_flight=lambda request: _compat.in_flight(engine, request),
