@@ -15,7 +15,7 @@ slots need an engine). Without a declared purpose and with ``REP_USAGE_PURPOSES 
 (the origin's tdmrep.json known, reserving nothing). One origin whose robots.txt is known
 (``User-agent: *`` / ``Disallow: /no``), a memory store, no engine.
 
-Rows: the gate plus the final gate (what issue 45 asks to keep: "go" on a fresh request), the
+Rows: the gate plus the final gate ("go" on a fresh request, the cost to keep), the
 whole way with the User-Agent and the last look, each step alone (the steps before it untimed),
 and the final gate on a request the gate did not see (a rule match there), each without and
 with ``train-ai``; and ``Request(url)`` alone, the same code in both trees, for scale (how fast
@@ -107,7 +107,7 @@ def _crawl_parts(purposes: list[str]) -> Steps:
         "ROBOTSTXT_OBEY": True,
         "DOWNLOADER_MIDDLEWARES": {"scrapy_rep.RobotsTxtGuard": 950},
         "REP_USAGE_PURPOSES": purposes,
-        # The slots' wait needs an engine; on Scrapy >= 2.14 it is on in a crawl.
+        # The slots' wait needs an engine (in a crawl it is on).
         "REP_SLOT_CONCURRENCY": False,
     }
     crawler = get_crawler(settings_dict=settings)

@@ -1,4 +1,4 @@
-"""A verdict belongs to the request it was given for (issue 45): real crawls in which, after an
+"""A verdict belongs to the request it was given for: real crawls in which, after an
 allowed page, the spider makes a request by an everyday idiom that copies that page's meta or
 request (``response.follow(..., meta=response.meta)``, ``Request(..., meta=dict(response.meta))``,
 ``response.request.replace(...)``), and one with a downloader middleware at 400 that sets
@@ -39,7 +39,8 @@ PRIVATE = "/private/x.html"
 START_META = {"harness_mark": "start"}
 FOLLOW_META = {"harness_mark": "followed"}
 
-#: The idioms of issue 45's table, done once after one allowed page (see CopiedMetaSpider).
+#: Everyday idioms that copy meta or a request, done once after one allowed page (see
+#: CopiedMetaSpider).
 IDIOMS = [
     pytest.param("follow", id="1-follow-control"),
     pytest.param("follow_meta", id="2-follow-meta=response.meta"),

@@ -1,4 +1,4 @@
-"""A verdict given in one process is judged again in another (issue 45): real crawls in which a
+"""A verdict given in one process is judged again in another: real crawls in which a
 request reaches the final gate carrying an admission token (meta ``_rep_admitted``) it was not
 given in that process, and whose inputs no longer match.
 

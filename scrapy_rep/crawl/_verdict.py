@@ -234,7 +234,7 @@ def user_agent(request: Request) -> bytes | None:
     Read from the dict ``Headers`` is: in every Scrapy this package supports it keeps each
     header under its title-cased bytes name, its values in a list, the last one the header's
     value (``Headers.__getitem__``). ``Headers.get`` normalizes the name and the default on
-    every call, and finds an absent key by raising and catching an error: 1.8 µs of the
-    guard's last look, 0.1 µs this way, read three times per request."""
+    every call, and finds an absent key by raising and catching an error: 1.8 µs a read
+    in the guard's last look, 0.35 µs this way, read three times per request."""
     values = dict.get(request.headers, b"User-Agent")
     return values[-1] if values else None
