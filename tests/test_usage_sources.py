@@ -340,3 +340,34 @@ def test_a_store_outage_while_reading_tdmrep_json_is_warned_and_counted(
     assert TDMREP.statement(known[0].document, URL) is not None
     assert stats["robotstxt/store_error"] >= 1
     assert [r for r in caplog.records if "store unavailable" in r.getMessage()]
+
+
+def test_a_url_the_gate_let_go_is_matched_once_gate_and_page_level_together(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The gate matches a URL against robots.txt (refusal), and with a declared purpose reads
+    # its usage lines; the page level reads them again for the page the gate let go. Neither
+    # matches the URL again: the token the page was let go with binds that URL and its
+    # User-Agent to that robots.txt.
+    body = b"User-agent: *\nDisallow: /private/\nContent-Usage: /page/ train-ai=n\n"
+    robots, tdm = _states(body, TDM_BODY)
+    crawl = _Crawl(robots, tdm)
+    matched: list[str] = []
+    real = RobotsTxt.allowed
+
+    def counted(self: RobotsTxt, url: str, tokens: Any) -> bool:
+        matched.append(url)
+        return real(self, url, tokens)
+
+    monkeypatch.setattr(RobotsTxt, "allowed", counted)
+    request = crawl.admitted(URL)
+    verdicts = crawl.verdicts
+    why = verdicts.refusal(robots, request) or verdicts.usage_refusal(robots, request, crawl.known)
+    assert why is not None and why.label == "train-ai"  # the usage line was read
+    assert matched == [URL]
+    response = HtmlResponse(URL, body=PAGE, request=request)
+    prefs = crawl.page.usage(response)
+    assert prefs is not None and prefs["train-ai"] is False  # the usage line, read again
+    assert matched == [URL]
+    # A URL robots.txt disallows still has no statements where nothing matched it before.
+    assert verdicts.statements(robots, Request(ORIGIN + "/private/x"), crawl.known) == []

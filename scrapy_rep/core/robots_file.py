@@ -266,14 +266,17 @@ class RobotsTxt:
             reason = f"{asked} and no * group; everything allowed"
         return Decision(rule is None or rule.allow, rule, token, reason)
 
-    def usage(self, url: str, tokens: _Tokens) -> UsagePrefs:
+    def usage(self, url: str, tokens: _Tokens, *, allowed: bool | None = None) -> UsagePrefs:
         """What the selected group, and the file-wide lines before the first group, say
         ``url``'s content may be used for (SPEC E1, E2).
 
         The group is the one ``allowed`` uses (SPEC A3, C2). A URL it disallows has no
-        preference: every label is None. ``tokens`` as for ``allowed``.
+        preference: every label is None. ``tokens`` as for ``allowed``; ``allowed``: what
+        ``allowed(url, tokens)`` answered, when the caller asked it already (not matched again).
         """
-        if not self._usage_lines or not self.allowed(url, tokens):
+        if not self._usage_lines:
+            return NO_PREFERENCE
+        if not (self.allowed(url, tokens) if allowed is None else allowed):
             return NO_PREFERENCE
         token = self._rules(tokens)[0]
         key = None if token is None else fold(token)

@@ -57,6 +57,7 @@ def known_statements(
     *,
     given: Iterable[Statement] = (),
     fetchable: bool = True,
+    allowed: bool | None = None,
 ) -> list[Statement]:
     """What the sources known of ``url`` state for a crawler answering to ``tokens`` (SPEC
     G1): ``robots``' usage lines (the rules of its origin; None when it has none: no
@@ -66,12 +67,16 @@ def known_statements(
 
     A URL robots.txt does not let be fetched has no usage preference (SPEC E2), decided here
     only: no statements when ``robots`` disallows ``url`` or ``fetchable`` is False (rules
-    aside, the origin lets nothing be fetched: robots.txt unreachable).
+    aside, the origin lets nothing be fetched: robots.txt unreachable). ``allowed``: what
+    ``robots.allowed(url, tokens)`` answered, when the caller matched ``url`` already (the
+    crawl's gate, and the page level for a page the gate let go): not matched again.
     """
     wanted = list(tokens)
-    if not fetchable or (robots is not None and not robots.allowed(url, wanted)):
+    if robots is not None and allowed is None:
+        allowed = robots.allowed(url, wanted)
+    if not fetchable or allowed is False:
         return []
-    found = [] if robots is None else [Statement(robots.usage(url, wanted))]
+    found = [] if robots is None else [Statement(robots.usage(url, wanted, allowed=True))]
     for document, parsed in documents:
         if parsed is not None:
             statement = document.statement(parsed, url)

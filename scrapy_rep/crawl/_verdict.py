@@ -86,10 +86,10 @@ class Verdicts:
 
     def usage_refusal(self, state: _State, request: Request, known: Known) -> Why | None:
         """Why the usage preferences known of ``request``'s URL refuse the declared purpose,
-        or None."""
+        or None. Asked once ``refusal`` let ``request`` pass: its URL is not matched again."""
         if not self.purpose.declared:
             return None
-        return self._usage_why(state, self.usage(state, request, known))
+        return self._usage_why(state, self.usage(state, request, known, allowed=True))
 
     def certain_refusal(self, state: _State, request: Request, known: Known) -> Why | None:
         """``usage_refusal`` by the statements no other source can override (those combined
@@ -98,7 +98,7 @@ class Verdicts:
         document may state it."""
         if not self.purpose.declared:
             return None
-        statements = self.statements(state, request, known)
+        statements = self.statements(state, request, known, allowed=True)
         certain = usage_of([found for found in statements if found.family is None])
         return self._usage_why(state, certain, pending=True)
 
@@ -127,20 +127,33 @@ class Verdicts:
             self._reported.add(self._fingerprint(request))
 
     def statements(
-        self, state: OriginState[RobotsTxt] | None, request: Request, known: Known
+        self,
+        state: OriginState[RobotsTxt] | None,
+        request: Request,
+        known: Known,
+        *,
+        allowed: bool | None = None,
     ) -> list[Statement]:
         """What the sources known before fetching state of ``request``'s URL (SPEC G1):
         ``sources.known_statements`` of robots.txt's rules (none when its origin has no rules)
-        and each known usage document's."""
+        and each known usage document's. ``allowed``: True once ``refusal`` let it pass."""
         tokens = self._tokens.for_header(user_agent(request))
-        return known_statements(served(state), request.url, tokens, served_documents(known))
+        return known_statements(
+            served(state), request.url, tokens, served_documents(known), allowed=allowed
+        )
 
     def usage(
-        self, state: OriginState[RobotsTxt] | None, request: Request, known: Known = ()
+        self,
+        state: OriginState[RobotsTxt] | None,
+        request: Request,
+        known: Known = (),
+        *,
+        allowed: bool | None = None,
     ) -> UsagePrefs:
         """The usage preferences of ``request``'s URL from the sources known before fetching
-        (the gate's answer, SPEC G2): none for a URL robots.txt disallows."""
-        return usage_of(self.statements(state, request, known))
+        (the gate's answer, SPEC G2): none for a URL robots.txt disallows (``allowed`` as for
+        ``statements``)."""
+        return usage_of(self.statements(state, request, known, allowed=allowed))
 
     def refuse(self, request: Request, why: Why, where: Where) -> NoReturn:
         """Drop ``request`` (raise). Before scheduling, like the dupefilter this gate runs

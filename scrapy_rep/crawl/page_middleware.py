@@ -157,7 +157,8 @@ class PageRobotsMiddleware:
     ) -> UsagePrefs:
         """SPEC G3: the page's own statements with those the gate knew (SPEC G1): of the
         documents the request was let go with (its admission token's, whatever the LRU
-        evicted since; none for a request it did not judge)."""
+        evicted since; none for a request it did not judge). The gate found its URL allowed
+        by that robots.txt for these tokens (the token is bound to both): not matched again."""
         request = response.request
         known: list[Statement] = []
         robots = self._robots_middleware()
@@ -165,7 +166,7 @@ class PageRobotsMiddleware:
         if request is not None and decided is not None:
             state, documents = decided
             robots, used = served(state), served_documents(documents)
-            known = known_statements(robots, request.url, tokens, used)
+            known = known_statements(robots, request.url, tokens, used, allowed=True)
         own = _statements_from(response, html, rules, tokens)
         return usage_of([*known, *own])
 
