@@ -25,6 +25,7 @@ from twisted.internet.defer import Deferred
 
 from scrapy_rep.core.policy import Fetch, Limits, record
 from scrapy_rep.core.purpose import NO_PURPOSE, Purpose
+from scrapy_rep.core.robots_file import RobotsTxt
 from scrapy_rep.core.tokens import CrawlerTokens
 from scrapy_rep.crawl._admission import ADMITTED, FIRST, GO, Drop, Token, Wait
 from scrapy_rep.crawl._components import Components, build_components
@@ -42,6 +43,8 @@ START = 1_000_000.0
 ALLOWING = b'[{"location": "/", "tdm-reservation": 0}]'
 REFUSING = b'[{"location": "/", "tdm-reservation": 1}]'
 DELAYS = {"none": b"", "applied": b"Crawl-delay: 3\n", "skip": b"Crawl-delay: 100\n"}
+
+OK = Fetch("ok", 200)
 
 ROBOTS = ["unknown", "fetching", "rules", "allow-all", "unreachable"]
 USAGE = ["not needed", "unknown", "allowing", "refusing"]
@@ -68,6 +71,8 @@ class Harness:
             above_max="skip",
         )
         self.pending: dict[str, Deferred[Any]] = {}
+        # Requests the holds sent on to the scheduler (engine.crawl).
+        self.crawled: list[Request] = []
         config = replace(MiddlewareSettings.from_settings(Settings()), parsed_cache_size=100)
         self.parts: Components = build_components(
             clock=self.clock,
@@ -76,7 +81,7 @@ class Harness:
             events=events,
             config=config,
             owner="me",
-            crawl=lambda request: None,
+            crawl=self.crawled.append,
             closing=lambda: False,
             crawl_delay=self.verdicts.crawl_delay_of,
             judge=self.verdicts,
@@ -92,11 +97,12 @@ class Harness:
         self.pending[url] = found
         return found
 
-    def finish(self) -> None:
-        """Answer the fetches left pending (their resolutions end, as a crawl's do)."""
+    def finish(self, body: bytes | None = None) -> None:
+        """Answer the fetches left pending (their resolutions end, as a crawl's do): 404, or
+        ``body`` with a 200."""
         pending, self.pending = self.pending, {}
         for found in pending.values():
-            found.callback((Fetch("no_robots", 404), None))
+            found.callback((Fetch("no_robots", 404), None) if body is None else (OK, body))
 
     def now(self) -> float:
         return self.clock.seconds()
@@ -273,6 +279,40 @@ def test_the_token_names_the_copies_and_pickles_to_a_plain_string() -> None:
     assert harness.stats.get_value("robotstxt/rejudged") == 1
 
 
+def test_a_released_request_robots_txt_refuses_is_dropped_at_release_judged_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Held while robots.txt was fetched, then released: the one it disallows is dropped there,
+    # as the gate drops it (errback, stats), not sent to the scheduler to be judged again at
+    # the gate; the one it allows goes with its token (judged once too).
+    harness = Harness()
+    harness.robots("fetching")
+    matched: list[str] = []
+    real = RobotsTxt.allowed
+
+    def counted(self: RobotsTxt, url: str, tokens: Any) -> bool:
+        matched.append(url)
+        return real(self, url, tokens)
+
+    monkeypatch.setattr(RobotsTxt, "allowed", counted)
+    refused, allowed = Request(ORIGIN + "/private/1"), Request(URL)
+    for request in (refused, allowed):
+        decision = harness.admission.decide(request, ORIGIN, START, "gate")
+        assert answered(decision) == "wait robots.txt"
+        harness.parts.holds.hold(ORIGIN, request, until=decision.awaited)
+    harness.finish(b"User-agent: *\nDisallow: /private\n")
+    harness.clock.advance(0)  # released on the next reactor turn
+    assert harness.crawled == [allowed]
+    assert ADMITTED not in refused.meta and ADMITTED in allowed.meta
+    assert matched == [refused.url, allowed.url]
+    stats = harness.stats.get_stats()
+    assert stats["robotstxt/forbidden"] == stats["robotstxt/forbidden_before_schedule"] == 1
+    assert stats["robotstxt/released"] == 2
+    # The gate, for the one sent on: its token, one comparison, no match.
+    assert harness.admission.decide(allowed, ORIGIN, START, "gate") is GO
+    assert matched == [refused.url, allowed.url]
+
+
 def test_the_same_bytes_have_the_same_content_id_in_another_generation() -> None:
     first, second = Harness(), Harness()
     first.robots("rules")
@@ -305,14 +345,16 @@ def test_the_last_look_sends_back_only_an_admitted_request_whose_route_paused() 
 
 def test_concurrency_comes_last_and_only_where_slots_are_held() -> None:
     """Step 6: after the pause's last look, a request over its slot's concurrency waits for a
-    place (``Wait(slots)``); without slots held (REP_SLOT_CONCURRENCY off) every request has
-    room."""
+    place (the Deferred ``Slots.enter`` gives); without slots held (REP_SLOT_CONCURRENCY off)
+    every request has room."""
     harness = Harness()
     harness.robots("rules")
     first, second, third = (Request(f"{URL}/{i}") for i in range(3))
     assert harness.admission.room(first) is None
     slots = Slots(
-        slot_of=lambda request: ("a.test", 2, False),
+        slot_of=lambda request: ("a.test", None),
+        limit_of=lambda slot: (2, False),
+        mark=lambda slot, request, waiting: None,
         in_flight=lambda request: True,
         closing=lambda: False,
         events=Events(get_crawler(Spider).stats, lambda: None),
@@ -322,8 +364,7 @@ def test_concurrency_comes_last_and_only_where_slots_are_held() -> None:
     assert harness.admission.room(first) is None
     assert harness.admission.room(second) is None
     waiting = harness.admission.room(third)
-    assert isinstance(waiting, Wait)
-    assert waiting.awaited is slots
+    assert waiting is not None and not waiting.called and slots.busy()
     harness.pause("paused")
     assert harness.admission.decide(third, ORIGIN, START, "download") == Wait(harness.parts.pauses)
     # A wait the crawl's close ended: back at the gate it is told to wait for a place (held as

@@ -105,7 +105,6 @@ class Crawl:
         # The guard's last look, as the middleware gives it when the spider opens.
         self.guard = RobotsTxtGuard(crawler)
         self.guard.leaving = LastLook(
-            engine=None,
             admission=mw._admission,
             holds=mw._holds,
             verdicts=mw._verdicts,

@@ -5,14 +5,28 @@ waits end without a place)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import Any
+
 from scrapy import Spider
 from scrapy.http import Request
 from scrapy.utils.test import get_crawler
 from twisted.internet import task
 from twisted.python.failure import Failure
 
+from scrapy_rep.crawl import _compat
 from scrapy_rep.crawl._events import Events
-from scrapy_rep.crawl._slots import SlotClosed, SlotLimit, Slots
+from scrapy_rep.crawl._slots import SlotClosed, Slots
+
+
+@dataclass
+class Slot:
+    """What ``_compat`` reads and writes of a Scrapy download slot (``Slot``'s constructor
+    differs between Scrapy versions)."""
+
+    concurrency: int
+    delay: float
+    active: set[Request] = field(default_factory=set)
 
 
 class Setup:
@@ -27,22 +41,38 @@ class Setup:
         self.active: set[Request] = set()
         #: Is the engine asked to close?
         self.closing = False
+        #: Scrapy's download slots, by key, and each request whose slot was asked for.
+        self.scrapy_slots: dict[str, Slot] = {}
+        self.asked: list[Request] = []
+        #: The Deferred each request ``enter`` made wait got.
+        self.waiters: dict[Request, Any] = {}
         self.slots = Slots(
             slot_of=self.slot_of,
+            limit_of=_compat.slot_limit,
+            mark=_compat.in_slot,
             in_flight=lambda request: request in self.active,
             closing=lambda: self.closing,
             events=Events(crawler.stats, lambda: None),
             clock=self.clock,
         )
 
-    def slot_of(self, request: Request) -> SlotLimit:
-        return request.meta.get("download_slot", "a"), self.concurrency, self.delayed
+    def slot_of(self, request: Request) -> tuple[str, Slot]:
+        """As ``Downloader._get_slot``: the slot of ``request``'s key, made if new (with this
+        setup's concurrency and delay as they are now)."""
+        self.asked.append(request)
+        key = request.meta.get("download_slot", "a")
+        slot = self.scrapy_slots.setdefault(key, Slot(self.concurrency, 0.0))
+        slot.concurrency, slot.delay = self.concurrency, 1.0 if self.delayed else 0.0
+        return key, slot
 
     def through(self, request: Request) -> bool:
-        """``request`` at the guard: let through (and in the downloader) or not."""
-        if self.slots.enter(request):
+        """``request`` at the guard: let through (and in the downloader) or made to wait
+        (its Deferred in ``waiters``)."""
+        waiter = self.slots.enter(request)
+        if waiter is None:
             self.active.add(request)
             return True
+        self.waiters[request] = waiter
         return False
 
     def stat(self, name: str) -> int:
@@ -59,14 +89,14 @@ def test_at_most_the_concurrency_then_fifo_as_places_free() -> None:
     assert setup.through(first) and setup.through(second)
     assert not setup.through(third)
     woken: list[Request] = []
-    setup.slots.wait("", third).addCallback(lambda _: woken.append(third))
+    setup.waiters[third].addCallback(lambda _: woken.append(third))
     assert not setup.through(fourth)
-    setup.slots.wait("", fourth).addCallback(lambda _: woken.append(fourth))
+    setup.waiters[fourth].addCallback(lambda _: woken.append(fourth))
     setup.slots.left(first)
     assert woken == [third]
     # The freed place went to the first waiter: a newcomer does not take it.
     assert not setup.through(fifth)
-    setup.slots.wait("", fifth).addCallback(lambda _: woken.append(fifth))
+    setup.waiters[fifth].addCallback(lambda _: woken.append(fifth))
     setup.slots.left(second)
     setup.slots.left(third)
     assert woken == [third, fourth, fifth]
@@ -89,7 +119,7 @@ def test_a_request_never_let_through_frees_nothing() -> None:
     assert setup.through(first)
     assert not setup.through(second)
     woken: list[Request] = []
-    setup.slots.wait("", second).addCallback(lambda _: woken.append(second))
+    setup.waiters[second].addCallback(lambda _: woken.append(second))
     setup.slots.left(stranger)  # an unknown request leaving (a slot Scrapy holds itself)
     assert woken == []
 
@@ -103,7 +133,7 @@ def test_where_scrapy_holds_the_limit_every_request_goes_and_counts() -> None:
     late = _requests(4)[3]
     assert not setup.through(late)
     woken: list[Request] = []
-    setup.slots.wait("", late).addCallback(lambda _: woken.append(late))
+    setup.waiters[late].addCallback(lambda _: woken.append(late))
     for request in requests[:2]:
         setup.slots.left(request)
     assert woken == []
@@ -120,7 +150,7 @@ def test_any_number_wait_and_go_in_order() -> None:
     gone: list[Request] = []
     for request in waiting:
         assert not setup.through(request)
-        setup.slots.wait("", request).addCallback(lambda _, r=request: gone.append(r))
+        setup.waiters[request].addCallback(lambda _, r=request: gone.append(r))
     assert setup.stat("waited") == setup.stat("waiting_max") == 5_000
     setup.slots.left(first)
     setup.slots.left(second)
@@ -138,14 +168,14 @@ def test_a_woken_request_that_leaves_at_once_passes_its_place_on() -> None:
     assert setup.through(first)
     assert not setup.through(second) and not setup.through(third)
     woken: list[Request] = []
-    second_waits = setup.slots.wait("", second)
+    second_waits = setup.waiters[second]
     second_waits.addCallback(lambda _: woken.append(second))
     second_waits.addCallback(lambda _: setup.slots.left(second))  # it leaves at once
-    setup.slots.wait("", third).addCallback(lambda _: woken.append(third))
+    setup.waiters[third].addCallback(lambda _: woken.append(third))
     setup.slots.left(first)
     assert woken == [second, third]
     assert not setup.slots.busy()
-    assert not setup.slots.enter(_requests(4)[3])  # the third holds the one place
+    assert not setup.through(_requests(4)[3])  # the third holds the one place
 
 
 def _one_through_one_waiting(setup: Setup) -> tuple[Request, Request, list[Request]]:
@@ -154,7 +184,7 @@ def _one_through_one_waiting(setup: Setup) -> tuple[Request, Request, list[Reque
     assert setup.through(first)
     assert not setup.through(second)
     woken: list[Request] = []
-    setup.slots.wait("", second).addCallback(lambda _: woken.append(second))
+    setup.waiters[second].addCallback(lambda _: woken.append(second))
     return first, second, woken
 
 
@@ -187,7 +217,7 @@ def _waiting_for_one_place(setup: Setup, count: int) -> tuple[Request, list[Fail
     failed: list[Failure] = []
     for request in waiting:
         assert not setup.through(request)
-        setup.slots.wait("", request).addErrback(failed.append)
+        setup.waiters[request].addErrback(failed.append)
     return first, failed
 
 
@@ -214,3 +244,21 @@ def test_the_spider_closing_ends_every_wait_without_a_place() -> None:
     assert len(failed) == 3 and all(f.check(SlotClosed) for f in failed)
     assert not setup.slots.busy()
     assert not setup.clock.getDelayedCalls()
+
+
+def test_a_waiting_request_counts_in_its_scrapy_slot_and_its_slot_is_asked_for_once() -> None:
+    """While it waits, a request is in its Scrapy slot's ``active`` (what the downloader-aware
+    queue ranks slots by), and not once it goes or the close ends its wait; Scrapy's
+    ``_get_slot`` is asked once per request, waiting or not."""
+    setup = Setup(concurrency=1)
+    first, second, third = _requests(3)
+    assert setup.through(first)
+    assert not setup.through(second) and not setup.through(third)
+    slot = setup.scrapy_slots["a"]
+    assert slot.active == {second, third}
+    setup.slots.left(first)
+    assert setup.waiters[second].called and slot.active == {third}
+    setup.waiters[third].addErrback(lambda failure: failure.trap(SlotClosed))
+    setup.slots.let_go()
+    assert slot.active == set()
+    assert setup.asked == [first, second, third]

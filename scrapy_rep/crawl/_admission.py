@@ -37,7 +37,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, Protocol, TypeAlias
 
 from scrapy.utils.httpobj import urlparse_cached
 
@@ -50,12 +50,13 @@ from scrapy_rep.crawl._verdict import user_agent
 
 if TYPE_CHECKING:
     from scrapy.http import Request
+    from twisted.internet.defer import Deferred
 
     from scrapy_rep.core.clock import Clock
     from scrapy_rep.core.robots_file import RobotsTxt
     from scrapy_rep.core.sources import UsageDocument
     from scrapy_rep.crawl._cache import OriginState
-    from scrapy_rep.crawl._events import Events, Why
+    from scrapy_rep.crawl._events import Events, Where, Why
     from scrapy_rep.crawl._holds import Awaited
     from scrapy_rep.crawl._pauses import Pauses
     from scrapy_rep.crawl._resolver import Resolver
@@ -185,6 +186,7 @@ class Judge(Protocol):
     def usage_refusal(self, state: _State, request: Request, known: Known) -> Why | None: ...
     def certain_refusal(self, state: _State, request: Request, known: Known) -> Why | None: ...
     def same_agents(self, judged: bytes | None, now: bytes | None) -> bool: ...
+    def refuse(self, request: Request, why: Why, where: Where) -> NoReturn: ...
 
 
 class Admission:
@@ -219,7 +221,6 @@ class Admission:
         #: durable: there every one is held, so that a crash loses none).
         self.first_through = False
         self._slots: Slots | None = None
-        self._wait_slot: Wait | None = None
         self._no_place: Wait | None = None
         #: Requests sent back from their slot's wait as the crawl closes (``send_back``).
         self._closed_out: weakref.WeakSet[Request] = weakref.WeakSet()
@@ -240,7 +241,6 @@ class Admission:
         """Hold each download slot's concurrency at the last look (step 6), before Scrapy's
         downloader queues or bursts a slot (``_slots``)."""
         self._slots = slots
-        self._wait_slot = Wait(slots)
         self._no_place = Wait(slots.no_place)
 
     def decide(self, request: Request, origin: str, now: float, at: Point) -> Decision:
@@ -440,15 +440,14 @@ class Admission:
         origin = self.origin(request)
         return origin is not None and self.paused(origin, request, self._clock.seconds())
 
-    def room(self, request: Request) -> Wait | None:
+    def room(self, request: Request) -> Deferred[None] | None:
         """Step 6, after ``leaving``: None when ``request`` may enter its download slot now
-        (counted there until it leaves the downloader), else a wait for a place. Every request
-        counts, as Scrapy counts it in the slot: pages, robots.txt and usage-document fetches,
-        ``engine.download`` callers, ``dont_obey_robotstxt`` ones."""
+        (counted there until it leaves the downloader), else a Deferred fired when it has its
+        place (``Slots.enter``). Every request counts, as Scrapy counts it in the slot: pages,
+        robots.txt and usage-document fetches, ``engine.download`` callers,
+        ``dont_obey_robotstxt`` ones."""
         slots = self._slots
-        if slots is None or slots.enter(request):
-            return None
-        return self._wait_slot
+        return None if slots is None else slots.enter(request)
 
     def send_back(self, request: Request, *, closing: bool = False) -> Request:
         """``request`` on its way back to the scheduler, to be admitted again (held, if it
@@ -501,6 +500,10 @@ class Admission:
 
     def awaited(self, request: Request, origin: str, now: float) -> Awaited | None:
         """For a held request being released: what it still waits for, or None (send it on:
-        it goes, or the gate drops it)."""
+        it goes, with its token). One the documents it waited for refuse is dropped here as
+        the gate drops it (``refuse`` raises ``IgnoreRequest``), not sent on to be judged
+        again."""
         decision = self.decide(request, origin, now, "release")
+        if isinstance(decision, Drop):
+            self._judge.refuse(request, decision.why, "before_schedule")
         return decision.awaited if isinstance(decision, Wait) else None

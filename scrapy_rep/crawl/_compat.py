@@ -41,6 +41,7 @@ __all__ = [
     "dupefilter",
     "dupefilter_seen",
     "fail_startup",
+    "get_slot",
     "in_flight",
     "in_slot",
     "leave_active",
@@ -189,28 +190,24 @@ def downloader_slot(engine: Any, request: Request) -> Any:
     return downloader.slots.get(key)
 
 
-def _slot(engine: Any, request: Request) -> tuple[str, Any]:
-    """``request``'s download slot, taken (made if new) with the downloader's own ``_get_slot``:
-    Scrapy >= 2.14 takes ``(request)``, 2.11 to 2.13 also the spider."""
+def get_slot(engine: Any, request: Request) -> tuple[str, Any]:
+    """``request``'s download slot key and slot, taken (made if new) with the downloader's own
+    ``_get_slot``: Scrapy >= 2.14 takes ``(request)``, 2.11 to 2.13 also the spider. The key
+    and slot are Scrapy's own on every version (``download_slot`` meta, ``DOWNLOAD_SLOTS``,
+    ``CONCURRENT_REQUESTS_PER_DOMAIN`` / ``_PER_IP``, a slot changed since)."""
     downloader = engine.downloader
     if ASYNC_MIDDLEWARE:
         return downloader._get_slot(request)  # type: ignore[no-any-return]
     return downloader._get_slot(request, engine.spider)  # type: ignore[no-any-return]
 
 
-def slot_limit(engine: Any, request: Request) -> tuple[str, int, bool]:
-    """``request``'s download slot as Scrapy has it: its key, its concurrency, and whether its
-    delay is above 0 (Scrapy then starts one request per delay and holds the concurrency).
-
-    The key and values are Scrapy's own on every version (``download_slot`` meta,
-    ``DOWNLOAD_SLOTS``, ``CONCURRENT_REQUESTS_PER_DOMAIN`` / ``_PER_IP``, a slot changed
-    since): ``_slot`` takes it as Scrapy 2.11 to 2.13 or Scrapy >= 2.14 does.
-    """
-    key, slot = _slot(engine, request)
-    return key, slot.concurrency, slot.delay > 0
+def slot_limit(slot: Any) -> tuple[int, bool]:
+    """A download slot's concurrency, and whether its delay is above 0 (Scrapy then starts one
+    request per delay and holds the concurrency): every version's ``Slot`` has both."""
+    return slot.concurrency, slot.delay > 0
 
 
-def in_slot(engine: Any, request: Request, waiting: bool) -> None:
+def in_slot(slot: Any, request: Request, waiting: bool) -> None:
     """Count ``request``, waiting for a place in its download slot, in the slot's ``active``
     (``waiting``), or no longer. Every version's ``Slot.active`` holds the requests in the slot,
     queued or downloading (from ``_enqueue_request``, which adds it again, until its download
@@ -218,7 +215,6 @@ def in_slot(engine: Any, request: Request, waiting: bool) -> None:
     waiting requests make it look as busy as a slot's queue does on Scrapy < 2.14 (and keep the
     slot from the downloader's slot garbage collection).
     """
-    _, slot = _slot(engine, request)
     if waiting:
         slot.active.add(request)
     else:

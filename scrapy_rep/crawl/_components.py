@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from scrapy_rep.core.tdmrep import TDMREP
 from scrapy_rep.crawl._admission import Admission, Judge, UsageSource, needed_sources
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from scrapy_rep.core.clock import Clock
     from scrapy_rep.core.robots_file import RobotsTxt
     from scrapy_rep.core.sources import UsageDocument
-    from scrapy_rep.crawl._events import Events, Why
+    from scrapy_rep.crawl._events import Events, Where, Why
     from scrapy_rep.crawl._settings import MiddlewareSettings
     from scrapy_rep.storage.held import HeldRequests
     from scrapy_rep.storage.results import RobotsStore
@@ -180,6 +180,9 @@ class _Lenient:
 
     def same_agents(self, judged: bytes | None, now: bytes | None) -> bool:
         return True
+
+    def refuse(self, request: Request, why: Why, where: Where) -> NoReturn:
+        raise why.exception()
 
 
 _LENIENT = _Lenient()

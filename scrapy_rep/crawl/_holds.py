@@ -23,6 +23,7 @@ import bisect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
+from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.request import fingerprint
 from twisted.internet import task
 from twisted.internet.defer import Deferred
@@ -73,7 +74,8 @@ class Readmit(Protocol):
     """What a released request still waits for, if anything (``_admission.Admission``; a
     protocol, as the admission imports this module)."""
 
-    def awaited(self, request: Request, origin: str, now: float) -> Awaited | None: ...
+    def awaited(self, request: Request, origin: str, now: float) -> Awaited | None:
+        """Raises ``IgnoreRequest`` when it dropped ``request``."""
 
 
 T = TypeVar("T")
@@ -293,7 +295,12 @@ class Holds:
                 # Restored (filed at ``open`` already) or adopted from another process.
                 self._file(request)
             elif self._admission is not None:
-                awaited = self._admission.awaited(request, origin, now)
+                try:
+                    awaited = self._admission.awaited(request, origin, now)
+                except IgnoreRequest:
+                    # Dropped as the gate would drop it (its errback, counted): released.
+                    sent += 1
+                    continue
                 if awaited is not None:
                     since = times[index][0] if index < len(times) else now
                     self._held.add(origin, request)

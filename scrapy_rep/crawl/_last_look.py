@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
-from scrapy_rep.crawl import _compat
 from scrapy_rep.crawl._admission import ADMITTED, Drop, Wait
 from scrapy_rep.crawl._slots import SlotClosed
 from scrapy_rep.crawl.guard_middleware import is_fetch
@@ -41,7 +40,6 @@ class LastLook:
     def __init__(
         self,
         *,
-        engine: Any,
         admission: Admission,
         holds: Holds,
         verdicts: Verdicts,
@@ -52,7 +50,6 @@ class LastLook:
         """``page_answers``: None when pauses are off; ``slots``: None when
         REP_SLOT_CONCURRENCY is off; ``off_active``: waits for a
         Deferred with the request out of ``Downloader.active`` (the final gate's wait)."""
-        self._engine = engine
         self._admission = admission
         self._holds = holds
         self._verdicts = verdicts
@@ -72,30 +69,26 @@ class LastLook:
         back = self._paused_since(request)
         if back is not None:
             return back
-        if self._admission.room(request) is None:
+        waiter = self._admission.room(request)
+        if waiter is None:
             return None
-        return self._slot_wait(request)
+        return self._slot_wait(request, waiter)
 
     def _paused_since(self, request: Request) -> Request | None:
         if self._page_answers is None or is_fetch(request):
             return None
         return self._page_answers.page_leaving(request)
 
-    async def _slot_wait(self, request: Request) -> Request | None:
-        """Wait for a place in ``request``'s download slot. Its route may have paused
-        meanwhile: back it goes then, and its place to the next."""
-        slots, engine = self._slots, self._engine
+    async def _slot_wait(self, request: Request, waiter: Deferred[None]) -> Request | None:
+        """Wait for a place in ``request``'s download slot (``waiter``; counted in its Scrapy
+        slot meanwhile, by ``Slots``). Its route may have paused meanwhile: back it goes then,
+        and its place to the next."""
+        slots = self._slots
         assert slots is not None
-        waiter = slots.wait("", request)
-        # Counted in its Scrapy slot meanwhile: the downloader-aware queue then ranks the
-        # slot as busy, and feeds other sites.
-        _compat.in_slot(engine, request, waiting=True)
         try:
             await self._off_active(waiter, request)
         except SlotClosed:
             return self._closed(request, slots)
-        finally:
-            _compat.in_slot(engine, request, waiting=False)
         back = self._paused_since(request)
         if back is not None:
             slots.left(request)
@@ -110,5 +103,5 @@ class LastLook:
         origin = self._admission.origin(request)
         if origin is not None and ADMITTED in request.meta:
             return self._admission.send_back(request, closing=True)
-        why = self._holds.closed_why(origin or request.url, slots)
+        why = self._holds.closed_why(origin or request.url, slots.no_place)
         self._verdicts.refuse(request, why, "before_download")

@@ -32,11 +32,7 @@ if TYPE_CHECKING:
     from scrapy_rep.core.clock import Clock
     from scrapy_rep.crawl._events import Events
 
-__all__ = ["NoPlace", "SlotClosed", "SlotLimit", "Slots"]
-
-#: A request's slot as Scrapy has it: its key, its concurrency, and whether Scrapy holds that
-#: concurrency itself (a slot delay above 0: its queue starts one request per delay).
-SlotLimit = tuple[str, int, bool]
+__all__ = ["NoPlace", "SlotClosed", "Slots"]
 
 
 class SlotClosed(Exception):
@@ -54,24 +50,31 @@ class NoPlace:
 
 
 class Slots:
-    name = NoPlace.name
     #: What a request whose wait the close ended is held for.
     no_place = NoPlace()
 
     def __init__(
         self,
         *,
-        slot_of: Callable[[Request], SlotLimit],
+        slot_of: Callable[[Request], tuple[str, Any]],
+        limit_of: Callable[[Any], tuple[int, bool]],
+        mark: Callable[[Any, Request, bool], None],
         in_flight: Callable[[Request], bool],
         closing: Callable[[], bool],
         events: Events,
         clock: Clock,
     ) -> None:
-        """``slot_of``: a request's slot (``_compat.slot_limit``); ``in_flight``: is a request
-        still in ``Downloader.active`` (one let through that is not has left the downloader
-        without the signal: a middleware above the guard answered it); ``closing``: is the
-        crawl asked to close (looked at every second while requests wait)."""
+        """``slot_of``: a request's slot key and Scrapy's slot (``_compat.get_slot``),
+        asked once per request; ``limit_of``: a slot's concurrency and whether Scrapy holds it
+        itself (a slot delay above 0: its queue starts one request per delay,
+        ``_compat.slot_limit``); ``mark``: count a waiting request in its Scrapy slot, or no
+        longer (``_compat.in_slot``); ``in_flight``: is a request still in
+        ``Downloader.active`` (one let through that is not has left the downloader without
+        the signal: a middleware above the guard answered it); ``closing``: is the crawl asked
+        to close (looked at every second while requests wait)."""
         self._slot_of = slot_of
+        self._limit_of = limit_of
+        self._mark = mark
         self._in_flight = in_flight
         self._closing = closing
         self._events = events
@@ -80,7 +83,7 @@ class Slots:
         self._count: dict[str, int] = {}
         #: The concurrency each slot was last seen with.
         self._limit: dict[str, int] = {}
-        self._waiters: dict[str, deque[tuple[Request, Deferred[None]]]] = {}
+        self._waiters: dict[str, deque[tuple[Request, Any, Deferred[None]]]] = {}
         self._waiting = 0
         self._most = 0
         # While requests wait: free the places of requests that left without the signal, and
@@ -88,24 +91,23 @@ class Slots:
         self._tick = LoopingCall(self._look)
         self._tick.clock = cast(Any, clock)
 
-    def enter(self, request: Request) -> bool:
-        """May ``request`` go now? If so it is counted in its slot until it leaves."""
-        key, concurrency, held_by_scrapy = self._slot_of(request)
+    def enter(self, request: Request) -> Deferred[None] | None:
+        """None: ``request`` goes now, counted in its slot until it leaves. Else a Deferred
+        fired when it has its place (``SlotClosed``: the crawl closes first); meanwhile it is
+        counted in its Scrapy slot's ``active`` (``mark``), as a queued request is there."""
+        key, slot = self._slot_of(request)
+        concurrency, held_by_scrapy = self._limit_of(slot)
         self._limit[key] = concurrency
         count = self._count.get(key, 0)
         if held_by_scrapy or concurrency < 1 or (count < concurrency and key not in self._waiters):
             # Counted even where Scrapy holds the limit: right should the slot's delay drop.
             self._through[request] = key
             self._count[key] = count + 1
-            return True
-        return False
-
-    def wait(self, origin: str, request: Request | None) -> Deferred[None]:
-        """A Deferred fired when ``request`` (refused by ``enter``) has its place."""
-        assert request is not None
-        key, _, _ = self._slot_of(request)
+            return None
         waiter: Deferred[None] = Deferred()
-        self._waiters.setdefault(key, deque()).append((request, waiter))
+        self._waiters.setdefault(key, deque()).append((request, slot, waiter))
+        # The downloader-aware queue then ranks the slot as busy, and feeds other sites.
+        self._mark(slot, request, True)
         self._waiting += 1
         self._events.count(SLOT_WAITED)
         if self._waiting > self._most:
@@ -141,10 +143,11 @@ class Slots:
     def _wake(self, key: str) -> None:
         limit = self._limit.get(key, 1)
         while (waiters := self._waiters.get(key)) and self._count.get(key, 0) < limit:
-            request, waiter = waiters.popleft()
+            request, slot, waiter = waiters.popleft()
             if not waiters:
                 del self._waiters[key]
             self._waiting -= 1
+            self._mark(slot, request, False)
             self._through[request] = key
             self._count[key] = self._count.get(key, 0) + 1
             # Settled first: without asyncio the waiter's coroutine runs on at once, and may
@@ -168,7 +171,8 @@ class Slots:
         waiters, self._waiters = self._waiters, {}
         self._waiting = 0
         for queue in waiters.values():
-            for _, waiter in queue:
+            for request, slot, waiter in queue:
+                self._mark(slot, request, False)
                 waiter.errback(SlotClosed())
 
     def busy(self) -> bool:

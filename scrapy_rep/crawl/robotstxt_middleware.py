@@ -586,7 +586,9 @@ class RobotsTxtMiddleware:
         engine = self.crawler.engine
         if self._config.slot_concurrency:
             slots = Slots(
-                slot_of=lambda request: _compat.slot_limit(engine, request),
+                slot_of=lambda request: _compat.get_slot(engine, request),
+                limit_of=_compat.slot_limit,
+                mark=_compat.in_slot,
                 in_flight=lambda request: _compat.in_flight(engine, request),
                 closing=lambda: _compat.close_requested(engine),
                 events=self._events,
@@ -596,7 +598,6 @@ class RobotsTxtMiddleware:
             self._admission.hold_slots(slots)
             self.crawler.signals.connect(slots.left, signal=signals.request_left_downloader)
         guard.leaving = LastLook(
-            engine=engine,
             admission=self._admission,
             holds=self._holds,
             verdicts=self._verdicts,
