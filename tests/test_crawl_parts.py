@@ -282,6 +282,56 @@ def test_hold_expiry_drops_held_and_fails_waiters_with_the_reason() -> None:
     assert parts.emptied == 1
 
 
+def test_a_fetch_in_flight_at_the_hold_timeout_is_waited_for_then_drops_at_once() -> None:
+    # A robots.txt that hangs: the requests held while its fetch began wait for that fetch
+    # (it may answer; the engine could not close before it ends anyway), then go within a
+    # tick of its failure: the crawl ends at the fetch's end, not idle after the drop.
+    hanging: Deferred[Reply] = Deferred()
+    parts = Parts(hanging, *[error(503)] * 5, hold_timeout=10)
+    early = parts.hold("/early")
+    waiter = parts.holds.wait(ORIGIN)
+    parts.advance(10.5)  # past REP_HOLD_TIMEOUT, the fetch begun at 0 still in flight
+    assert not waiter.called and parts.stats.get("robotstxt/held_dropped", 0) == 0
+    parts.advance(4)
+    hanging.callback(error(503))  # it fails 14.5 s in: both waited for nothing more
+    parts.advance(1)
+    assert parts.stats["robotstxt/held_dropped"] == 2 and parts.crawled == []
+    assert str(failure_of(waiter)).endswith("within REP_HOLD_TIMEOUT=10s (HTTP 503)")
+    assert parts.emptied == 1 and not parts.holds.busy()
+    assert parts.fetcher.times == [0]  # no attempt for requests no longer held
+    assert early not in parts.crawled
+
+
+def test_a_fetch_in_flight_that_answers_after_the_hold_timeout_serves_its_requests() -> None:
+    hanging: Deferred[Reply] = Deferred()
+    parts = Parts(hanging, hold_timeout=10)
+    request = parts.hold("/late")
+    parts.advance(12)
+    hanging.callback(ok())
+    parts.advance(1)
+    assert parts.crawled == [request]
+    assert parts.stats.get("robotstxt/held_dropped", 0) == 0
+
+
+def test_a_fetch_begun_after_the_hold_timeout_is_not_waited_for() -> None:
+    # Held at 0.25 s for at most 5.5 s: the first attempt fails at 1 s, the retry (a 503's
+    # 5 s) begins at 6 s, after the request's time was up (5.75 s): it is dropped on the
+    # next tick (6.25 s), that attempt still in flight.
+    first: Deferred[Reply] = Deferred()
+    retry: Deferred[Reply] = Deferred()
+    parts = Parts(first, retry, hold_timeout=5.5)
+    parts.advance(0.25)
+    parts.hold("/page")
+    parts.advance(0.75)
+    first.callback(error(503))
+    parts.advance(5.0)
+    assert parts.fetcher.times == [0.25, 6.0]
+    assert parts.stats.get("robotstxt/held_dropped", 0) == 0
+    parts.advance(0.25)
+    assert parts.stats["robotstxt/held_dropped"] == 1
+    retry.callback(error(503))
+
+
 def test_lease_held_elsewhere_waits_for_its_entry_without_fetching() -> None:
     parts = Parts()
     other = parts.other()

@@ -364,10 +364,10 @@ class Holds:
         if self._closed:
             return 0
         dropped = 0
-        deadline = self._clock.seconds() - self._timeout
+        now = self._clock.seconds()
         for origin in list(self._since):
             times = self._since[origin]
-            old = bisect.bisect_right(times, deadline, key=_held_at)
+            old = bisect.bisect_right(times, self._deadline(origin, now), key=_held_at)
             if not old:
                 continue
             waited_for = {what for _since, what in times[:old]}
@@ -387,13 +387,22 @@ class Holds:
                 self._stop_waiting(origin, expired, [], why, "hold_timeout")
             self._forget(origin)
         for origin in list(self._waiting):
-            waiters = _take_older(self._waiting, origin, deadline)
+            waiters = _take_older(self._waiting, origin, self._deadline(origin, now))
             if waiters:
                 dropped += len(waiters)
                 why = self._timed_out(origin, {self._resolver.name})
                 self._stop_waiting(origin, [], waiters, why, "hold_timeout")
                 self._forget(origin)
         return dropped
+
+    def _deadline(self, origin: str, now: float) -> float:
+        """Requests of ``origin`` held at or before this have waited REP_HOLD_TIMEOUT. A
+        robots.txt fetch in flight that began while one still had time to wait is waited for:
+        it may answer, and dropping it first would leave the crawl to wait for that fetch
+        with nothing to do (the engine closes only once it is over)."""
+        deadline = now - self._timeout
+        started = self._resolver.fetch_started(origin)
+        return deadline if started is None else min(deadline, started - self._timeout)
 
     def _timed_out(self, origin: str, waited_for: set[str]) -> str:
         """Why requests of ``origin`` that waited for ``waited_for`` (``Awaited.name``s) are

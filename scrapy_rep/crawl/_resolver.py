@@ -107,6 +107,8 @@ class Resolver(Generic[D]):
         self._triggers: dict[str, Request | None] = {}
         # Origins being resolved, with the Deferreds waiting for that resolution.
         self._resolving: dict[str, list[Deferred[OriginState[D]]]] = {}
+        # When the fetch in flight of an origin began (until its answer is stored).
+        self._fetching: dict[str, float] = {}
         # Unknown origins whose first request went on to the scheduler unresolved (``claim``),
         # with when, oldest first: each resolves when that request reaches the final gate.
         self._claims: dict[str, float] = {}
@@ -121,6 +123,11 @@ class Resolver(Generic[D]):
 
     def busy(self) -> bool:
         return bool(self._resolving)
+
+    def fetch_started(self, origin: str) -> float | None:
+        """When the fetch of ``origin``'s document in flight began (by this process), or None:
+        what it answers may yet serve the requests waiting for it."""
+        return self._fetching.get(origin)
 
     @property
     def started(self) -> float:
@@ -401,6 +408,7 @@ class Resolver(Generic[D]):
             if entry is not None and entry.good is not None:
                 self._events.count(self._stats.refresh)
             url = origin + self.kind.path
+            self._fetching[origin] = self._clock.seconds()
             try:
                 fetch, body = yield self._fetcher.fetch(url, self._triggers.get(origin))
             except Exception as exc:
@@ -419,6 +427,7 @@ class Resolver(Generic[D]):
                     self._events, maybeDeferred(self._store.put, self._key(origin), stored_now)
                 )
         finally:
+            self._fetching.pop(origin, None)
             renewal.stop()
             yield self._release_lease(origin)
         previous = self._cache.peek(origin)
