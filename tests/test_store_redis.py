@@ -15,7 +15,7 @@ from typing import cast
 import pytest
 import redis
 from _redis_server import RedisServer, free_port
-from _store_cases import BINARY, ORIGINS, crawl_store, wait_until
+from _store_cases import BINARY, ORIGINS, close_while_busy, crawl_store, wait_until
 from _store_client import StoreClient
 
 from scrapy_rep.core.policy import FORMAT_VERSION
@@ -202,3 +202,12 @@ def test_missing_redis_py_says_which_extra_to_install() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     ).stdout
     assert "pip install 'scrapy-rep[redis]'" in out
+
+
+def test_calls_made_before_close_reach_the_store(
+    server: RedisServer, stores: Callable[..., RedisStore]
+) -> None:
+    # All four threads busy when the crawl closes the store: a pause its last answer began
+    # still reaches Redis, and no "is closed" store error is counted for it.
+    assert close_while_busy(server.url) == "[None]"
+    assert list(stores().backend.pauses()[1]) == ["http://a.test"]

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from _store_cases import BINARY, crawl_store, wait_until
+from _store_cases import BINARY, close_while_busy, crawl_store, wait_until
 from _store_client import StoreClient
 from scrapy.settings import Settings
 
@@ -210,3 +210,13 @@ def test_settings_choose_the_store(tmp_path: Path) -> None:
     for bad in (0, -1, "soon", float("nan")):
         with pytest.raises(ValueError, match="REP_STORE_TIMEOUT"):
             crawl_store({"REP_STORE_TIMEOUT": bad})
+
+
+def test_calls_made_before_close_reach_the_store(db: Path) -> None:
+    url = f"sqlite://{db}"
+    assert close_while_busy(url) == "[None]"  # the pause's call succeeded, after close began
+    backend = SQLiteStore.from_url(url).backend
+    try:
+        assert list(backend.pauses()[1]) == ["http://a.test"]
+    finally:
+        backend.close()

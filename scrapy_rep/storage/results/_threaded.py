@@ -76,6 +76,8 @@ class ThreadedStore:
         # Calls not handed to a thread yet, and how many batches the threads are running.
         self._waiting: list[_Call] = []
         self._running = 0
+        # ``close``'s Deferred while the calls made before it still run.
+        self._closing: Deferred[None] | None = None
 
     def get(self, origin: str) -> Deferred[StoredRobots | None]:
         return self._run(self.backend.get, origin)
@@ -102,18 +104,29 @@ class ThreadedStore:
         return self._run(self.backend.pause_version)
 
     def close(self) -> Deferred[None]:
+        """Close the backend once the calls made before have run (a pause the crawl's last
+        answer began is written as the crawl stops: dropping the calls that waited for a busy
+        thread lost it); calls made after fail."""
         if self._closed:
             return succeed(None)
         self._closed = True
-        waiting, self._waiting = self._waiting, []
-        for _fn, _args, deferred in waiting:
-            deferred.errback(self._closed_error())
+        self._closing = Deferred()
+        closing = self._closing
+        self._close_when_done()
+        return closing
+
+    def _close_when_done(self) -> None:
+        closing = self._closing
+        if closing is None or self._running or self._waiting:
+            return
+        self._closing = None
         if self._pool is None:
             self.backend.close()
-            return succeed(None)
+            closing.callback(None)
+            return
         d = deferToThreadPool(_reactor(), self._pool, self.backend.close)
         d.addBoth(self._after_close)
-        return d
+        d.chainDeferred(closing)
 
     def _closed_error(self) -> StoreUnavailable:
         return StoreUnavailable(f"{self.name} is closed")
@@ -167,6 +180,7 @@ class ThreadedStore:
         # Calls made by those callbacks joined the waiting ones: all go in the next batch.
         self._running -= 1
         self._dispatch()
+        self._close_when_done()
 
     def _guarded(self, fn: Callable[..., _T], *args: object) -> _T:
         # Calls queued before an outage was noticed fail fast too, instead of each timing out.
