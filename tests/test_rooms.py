@@ -1,5 +1,5 @@
-"""Where things may be read: the admission's inputs only in the decision module, Scrapy's
-internals only in ``_compat``.
+"""Where things may be read: the admission's inputs only in the decision module, origin state
+only in the admission, the room and their owners, Scrapy's internals only in ``_compat``.
 
 The decision (``crawl/_admission.py``) is the one place that tests a per-origin condition: a
 robots.txt state's serving kind, the pause table, the probe mark and a resolver's ``state()``
@@ -33,6 +33,27 @@ DECISION_INPUTS = {
 }
 OWNERS = {"_admission", "_cache", "_resolver", "_pauses", "_verdict", "_events"}
 
+#: Who reads origin state (robots.txt, usage documents, pauses, tokens, download slots): the
+#: admission, the room (the holds and the slot waits), the caches, the resolvers and the pauses
+#: that own it, the judge the admission asks (``_verdict``), and ``_compat`` (Scrapy's slot).
+#: The other modules are handed what they need; the pure core and the storage backends, which
+#: define the rules and keep the bytes, are not the crawl's state readers.
+STATE_OWNERS = {
+    "_admission",
+    "_holds",
+    "_slots",
+    "_cache",
+    "_resolver",
+    "_pauses",
+    "_verdict",
+    "_compat",
+}
+STATE_MARKS = {"ADMITTED", "PROBE_META", "SEEN_META", "DONT_PAUSE_META"}
+STATE_CALLS = {"peek", "state", "why", "unclaim"}
+SLOT_LIMITS = {"delay", "concurrency", "jitter"}
+#: The statuses that say "slow down" (``core.policy.SLOW_DOWN``).
+SLOW_DOWN_STATUSES = {429, 503}
+
 #: Scrapy internals that have no underscore: the downloader's and the engine's bookkeeping.
 INTERNALS = {"active", "slots", "queue", "nextcall", "enqueue_scrape", "df", "transferring"}
 
@@ -50,6 +71,78 @@ def test_the_admissions_inputs_are_read_by_the_decision_and_their_owners_only(wh
         if path.stem not in OWNERS and pattern.search(_source(path))
     )
     assert readers == [], f"{what} read outside the decision module"
+
+
+def _state_reads(source: str) -> list[str]:
+    """What ``source`` reads of origin state: a meta mark named, ``.peek(``, ``.state(``,
+    ``.why(``, ``.unclaim(`` called, ``.paused`` read, a slot's ``delay`` / ``concurrency`` /
+    ``jitter`` (of anything named ``*slot*``), a status 429 or 503 written."""
+    tree = ast.parse(source)
+    called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in STATE_MARKS:
+            found.append(node.id)
+        elif isinstance(node, ast.alias) and node.name in STATE_MARKS:
+            found.append(node.name)
+        elif isinstance(node, ast.Attribute):
+            owner = node.value
+            while isinstance(owner, ast.Subscript):  # ``slots[key].delay``
+                owner = owner.value
+            named = owner.id if isinstance(owner, ast.Name) else getattr(owner, "attr", "")
+            if node.attr in STATE_MARKS:
+                found.append(node.attr)
+            elif node.attr in STATE_CALLS and id(node) in called:
+                found.append(f".{node.attr}(")
+            elif node.attr == "paused" and id(node) not in called:
+                found.append(".paused")
+            elif node.attr in SLOT_LIMITS and "slot" in named.lower():
+                found.append(f"slot.{node.attr}")
+        elif (
+            isinstance(node, ast.Constant)
+            and type(node.value) is int
+            and node.value in SLOW_DOWN_STATUSES
+        ):
+            found.append(str(node.value))
+    return found
+
+
+def test_origin_state_is_read_by_the_admission_the_room_and_its_owners_only() -> None:
+    readers = {}
+    for path in MODULES:
+        relative = path.relative_to(PACKAGE)
+        if relative.parts[0] in ("core", "storage") or path.stem in STATE_OWNERS:
+            continue
+        found = _state_reads(_source(path))
+        if found:
+            readers[str(relative)] = sorted(set(found))
+    assert readers == {}
+
+
+#: A planted module for each thing the check looks for.
+PLANTED = {
+    "ADMITTED": "from scrapy_rep.crawl._admission import ADMITTED\n",
+    "PROBE_META": "probe = request.meta.get(PROBE_META)\n",
+    "SEEN_META": "request.meta[_holds.SEEN_META] = mark\n",
+    "DONT_PAUSE_META": "exempt = DONT_PAUSE_META in request.meta\n",
+    ".peek(": "state = self._resolver.peek(origin)\n",
+    ".state(": "state = resolver.state(origin, now, request)\n",
+    ".why(": "paused = self._pauses.why(origin)\n",
+    ".unclaim(": "self._resolver.unclaim(origin)\n",
+    ".paused": "if key in admission.paused:\n    pass\n",
+    "slot.delay": "slot.delay = 0.0\n",
+    "slot.concurrency": "limit = self._slot.concurrency\n",
+    "slot.jitter": "engine.downloader.slots[key].jitter = 0\n",
+    "429": "busy = response.status == 429\n",
+    "503": "busy = status in (500, 503)\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(PLANTED))
+def test_the_origin_state_check_finds_each_read_in_a_planted_module(name: str) -> None:
+    assert name in _state_reads(PLANTED[name])
+    # Calling a method named ``paused``, or another object's ``delay``, is no read of state.
+    assert _state_reads("admission.paused(origin, request, now)\nconfig.delay = 1\n") == []
 
 
 def _scrapy_private_names() -> set[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from scrapy_rep.core.policy import honoured
+from scrapy_rep.core.policy import SLOW_DOWN, honoured
 
 __all__ = ["STRUGGLING_PAGES", "Struggle", "page_answer", "pause_seconds"]
 
@@ -27,7 +27,7 @@ def page_answer(status: int) -> Answer:
     crawling temporarily, serve a 503"; its crawlers slow down on 429 too); another 5xx is a
     server error, which pauses the origin only when several pages show it (``Struggle``);
     anything else is an answer."""
-    if status in (429, 503):
+    if status in SLOW_DOWN:
         return "slow_down"
     if 500 <= status < 600:
         return "error"

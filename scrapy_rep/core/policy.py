@@ -30,12 +30,14 @@ from scrapy_rep.core.settings import default
 __all__ = [
     "FORMAT_VERSION",
     "MAX_REDIRECTS",
+    "SLOW_DOWN",
     "Entry",
     "Fetch",
     "Good",
     "Limits",
     "Serving",
     "classify",
+    "fast_retry",
     "give_up_at",
     "given_up",
     "honoured",
@@ -74,6 +76,16 @@ class Limits:
     retry_max_delay: float = default("REP_RETRY_MAX_DELAY")
     #: Server errors in a row after which the crawl stops waiting (0: never).
     give_up_after: int = default("REP_GIVE_UP_AFTER")
+
+
+#: The statuses by which a server says "come back later" (SPEC B2: robots.txt's first retry
+#: comes sooner; SPEC H1: a page's pauses its site).
+SLOW_DOWN = frozenset((429, 503))
+
+
+def fast_retry(status: int | None) -> bool:
+    """Does a robots.txt answer with ``status`` start its retries at REP_RETRY_FAST_DELAY?"""
+    return status in SLOW_DOWN
 
 
 def classify(status: int) -> Status:
@@ -159,7 +171,7 @@ def retry_delay(
     the delay doubles per failure, starting lower for 429 and 503 (the server says "come back
     soon"). Both are capped by ``retry_max_delay``.
     """
-    base = limits.retry_fast_delay if status in (429, 503) else limits.retry_delay
+    base = limits.retry_fast_delay if fast_retry(status) else limits.retry_delay
     asked = honoured(retry_after, base, limits.retry_max_delay)
     if asked is not None:
         return asked

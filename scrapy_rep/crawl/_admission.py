@@ -45,7 +45,7 @@ from scrapy_rep.core.sources import needed_documents
 from scrapy_rep.core.stats import REJUDGED, RESCHEDULED
 from scrapy_rep.crawl._cache import OriginKeys
 from scrapy_rep.crawl._holds import SEEN_META, seen_mark
-from scrapy_rep.crawl._pauses import DONT_PAUSE_META, route
+from scrapy_rep.crawl._pauses import exempt, route
 from scrapy_rep.crawl._verdict import user_agent
 
 if TYPE_CHECKING:
@@ -259,8 +259,7 @@ class Admission:
             given = self._given_to(request, at)
         first = given is _FIRST_TOKEN
         if first and at == "download":
-            self._unbind(request)
-            self._resolver.unclaim(origin)
+            self._unclaim(request, origin)
         state = self._resolver.state(origin, now, request)
         if state is None or state.serving.kind == "hold":
             if state is None and at == "gate":
@@ -273,6 +272,8 @@ class Admission:
                     self._bind(request, _FIRST_TOKEN)
                     return FIRST
             elif state is None and first:
+                # Its claim is over: from now on it waits as any request before download.
+                del meta[ADMITTED]
                 return RESOLVE
             return self._wait_robots
         known: Known = ()
@@ -391,8 +392,7 @@ class Admission:
         from, with the origin's Crawl-delay on the request's slot should it go to the server
         (no copy to give); a wait for robots.txt; or a drop, as for any request."""
         if self.first(request):
-            self._unbind(request)
-            self._resolver.unclaim(origin)
+            self._unclaim(request, origin)
         state = self._resolver.state(origin, now, request)
         if state is None or state.serving.kind == "hold":
             return self._wait_robots
@@ -422,8 +422,7 @@ class Admission:
         """Is ``request``'s route to ``origin`` paused, and it is not the one probe (which
         this makes it, ``Pauses.probing``)? A request marked ``rep_dont_pause`` never is
         (SPEC H4)."""
-        meta = request.meta
-        if meta.get(DONT_PAUSE_META) or self._pauses.probing(request):
+        if exempt(request) or self._pauses.probing(request):
             return False
         key = route(origin, request)
         return key in self._paused and not self._pauses.admit(key, request, now)
@@ -491,6 +490,36 @@ class Admission:
             return False
         given = self._given_for(request)
         return given is not None and given.token is _FIRST_TOKEN
+
+    def claim_over(self, request: Request) -> None:
+        """``request`` was dropped before the final gate (a duplicate, an earlier downloader
+        middleware): if it was let through as its origin's first, the claim is released (for
+        its own request only: a copy of its meta releases nothing)."""
+        if self.first(request):
+            origin = self.origin(request)
+            if origin is not None:
+                self._unclaim(request, origin)
+
+    def _unclaim(self, request: Request, origin: str) -> None:
+        self._unbind(request)
+        self._resolver.unclaim(origin)
+
+    def from_scheduler(self, request: Request) -> bool:
+        """Did ``request`` pass a gate on its way to the scheduler (it carries a token)? An
+        ``engine.download`` caller did not."""
+        return ADMITTED in request.meta
+
+    def goes_back(self, request: Request, origin: str, awaited: Awaited) -> bool:
+        """Before download, ``request`` must wait for ``awaited``: back to the gate, to be held
+        there (durably where the crawl is), when it came from the scheduler and waits for its
+        route's pause or for an origin become unreachable. The others wait where they are: an
+        ``engine.download`` caller, an origin's first request, one whose origin the LRU
+        evicted."""
+        if not self.from_scheduler(request):
+            return False
+        return awaited is self._pauses or (
+            awaited is self._resolver and self._resolver.peek(origin) is not None
+        )
 
     def judged(self, request: Request) -> tuple[OriginState[RobotsTxt], Known] | None:
         """The states ``request`` was let go with in this process (its token's), or None."""

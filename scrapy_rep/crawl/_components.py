@@ -148,6 +148,7 @@ def build_components(
         drops=drops if drops is not None else Drops(events, clock),
         resolver=robots,
         hold_timeout=config.hold_timeout,
+        limits=config.limits,
         crawl=crawl,
         closing=closing,
         wake=wake,

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from scrapy_rep.core.explain_text import duration
-from scrapy_rep.core.policy import give_up_at
+from scrapy_rep.core.policy import fast_retry, give_up_at
 from scrapy_rep.core.seen import BoundedSet
 from scrapy_rep.core.stats import (
     CRAWL_DELAY_CLAMPED,
@@ -136,7 +136,7 @@ def give_up_reason(failures: int, error: str | None, status: int | None = None) 
 
 def _delay_setting(status: int | None) -> str:
     """The setting of the first retry delay after an answer with ``status`` (SPEC B2)."""
-    return "REP_RETRY_FAST_DELAY" if status in (429, 503) else "REP_RETRY_DELAY"
+    return "REP_RETRY_FAST_DELAY" if fast_retry(status) else "REP_RETRY_DELAY"
 
 
 def _clock(epoch: float) -> str:
@@ -222,7 +222,7 @@ class Waiting:
         hold = f"REP_HOLD_TIMEOUT={duration(self.hold_timeout)}"
         if stop is not None and stop[1]:
             given = f"REP_GIVE_UP_AFTER={self.limits.give_up_after}"
-            fast = entry.status in (429, 503)
+            fast = fast_retry(entry.status)
             first = self.limits.retry_fast_delay if fast else self.limits.retry_delay
             delay = f"{_delay_setting(entry.status)}={duration(first)}"
             return (

@@ -30,13 +30,14 @@ from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
 from scrapy_rep.core.stats import GAVE_UP, HELD, HELD_REFILED, PAUSE_GAVE_UP, RELEASED
-from scrapy_rep.crawl._events import Why, hold_timeout_reason
+from scrapy_rep.crawl._events import Waiting, Why, hold_timeout_reason
 from scrapy_rep.storage.held import HeldRequests, MemoryHeld
 
 if TYPE_CHECKING:
     from scrapy.http import Request
 
     from scrapy_rep.core.clock import Clock
+    from scrapy_rep.core.policy import Limits
     from scrapy_rep.core.robots_file import RobotsTxt
     from scrapy_rep.crawl._cache import OriginState
     from scrapy_rep.crawl._drops import Drops
@@ -90,6 +91,7 @@ class Holds:
         drops: Drops,
         resolver: Resolver[RobotsTxt],
         hold_timeout: float,
+        limits: Limits,
         crawl: Callable[[Request], object],
         closing: Callable[[], bool],
         wake: Callable[[], None] = lambda: None,
@@ -110,6 +112,7 @@ class Holds:
         self._pauses = pauses
         self._admission = admission
         self._timeout = hold_timeout
+        self._limits = limits
         self._crawl = crawl
         self._closing = closing
         self._wake = wake
@@ -175,6 +178,18 @@ class Holds:
         held = [since for since, _what in self._since.get(origin, ())[:1]]
         waiters = [since for _waiter, since in self._waiting.get(origin, ())[:1]]
         return min([*held, *waiters], default=None)
+
+    def waiting(self, origin: str) -> Waiting:
+        """What decides how long the crawl waits for ``origin`` (for the log)."""
+        since = self.waiting_since(origin)
+        return Waiting(self._limits, self._timeout, since, self._resolver.started)
+
+    def say_waiting(self, origin: str) -> None:
+        """Requests wait for ``origin``'s robots.txt: say why (once per origin). An origin
+        still being fetched for the first time is not announced (the usual case)."""
+        state = self._resolver.peek(origin)
+        if state is not None:
+            self._events.holding(state, self.waiting(origin))
 
     def busy(self) -> bool:
         if self._closed:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
-from scrapy_rep.crawl._admission import ADMITTED, Drop, Wait
+from scrapy_rep.crawl._admission import Drop, Wait
 from scrapy_rep.crawl._slots import SlotClosed
 from scrapy_rep.crawl.guard_middleware import is_fetch
 
@@ -101,7 +101,7 @@ class LastLook:
         caller is dropped with the reason. The rest of the crawl's closing is left to the
         holds, which notice it on their own tick."""
         origin = self._admission.origin(request)
-        if origin is not None and ADMITTED in request.meta:
+        if origin is not None and self._admission.from_scheduler(request):
             return self._admission.send_back(request, closing=True)
         why = self._holds.closed_why(origin or request.url, slots.no_place)
         self._verdicts.refuse(request, why, "before_download")

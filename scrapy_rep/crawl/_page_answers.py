@@ -16,11 +16,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from weakref import WeakSet
 
+from scrapy_rep.core.pause import page_answer
 from scrapy_rep.core.policy import parse_retry_after
 from scrapy_rep.core.proxy import proxy_failure
 from scrapy_rep.core.stats import PAUSE_PASSED, PAUSE_RESENT
 from scrapy_rep.crawl._fetch import describe_failure, header_values
-from scrapy_rep.crawl._pauses import DONT_PAUSE_META, route
+from scrapy_rep.crawl._pauses import exempt, route
 from scrapy_rep.crawl.guard_middleware import is_fetch
 
 if TYPE_CHECKING:
@@ -67,12 +68,11 @@ class PageAnswers:
             self._events.contained("a page's answer", exc)
 
     def _answer(self, response: Response, request: Request) -> None:
-        meta = request.meta
         status = response.status
         # The hot path: an answer, and nothing struggling or probing to tell of it.
-        if status < 500 and status != 429 and self._pauses.quiet(request):
+        if page_answer(status) == "ok" and self._pauses.quiet(request):
             return
-        if is_fetch(request) or meta.get("dont_obey_robotstxt") or meta.get(DONT_PAUSE_META):
+        if is_fetch(request) or exempt(request):
             return
         origin = self._admission.origin(request)
         if origin is None:
@@ -124,7 +124,7 @@ class PageAnswers:
         (held there) instead of going out during the pause."""
 
         def mine(queued: Request) -> bool:
-            if queued.meta.get("dont_obey_robotstxt") or queued.meta.get(DONT_PAUSE_META):
+            if exempt(queued):
                 return False
             origin = self._admission.origin(queued)
             return origin is not None and route(origin, queued) == key

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from scrapy_rep.crawl._events import Events
     from scrapy_rep.storage.results import RobotsStore, StoredPause
 
-__all__ = ["DONT_PAUSE_META", "HOLD", "PROBE", "PROBE_META", "Pauses", "route"]
+__all__ = ["DONT_PAUSE_META", "HOLD", "PROBE", "PROBE_META", "Pauses", "exempt", "route"]
 
 #: Meta key of the one request sent to a paused route once its pause is over. Its value names
 #: the request's URL and the route it probes (``"<url> probes <route>"``): the mark must cross
@@ -59,6 +59,13 @@ _PROBES = " probes "
 DONT_PAUSE_META = "rep_dont_pause"
 #: What ``check`` answers besides None (go): wait, or go as the probe.
 HOLD, PROBE = "hold", "probe"
+
+
+def exempt(request: Request) -> bool:
+    """SPEC H4: is ``request`` outside the pauses (marked ``rep_dont_pause``, or not obeying
+    robots.txt)? It neither waits for a pause nor pauses its site by its answer."""
+    meta = request.meta
+    return bool(meta.get(DONT_PAUSE_META) or meta.get("dont_obey_robotstxt"))
 
 
 def route(origin: str, request: Request) -> str:

@@ -33,7 +33,6 @@ from scrapy_rep.core.robots_file import RobotsTxt
 from scrapy_rep.core.sources import UsageDocument
 from scrapy_rep.crawl import _compat, _inline
 from scrapy_rep.crawl._admission import (
-    ADMITTED,
     FIRST,
     GO,
     RESOLVE,
@@ -45,7 +44,7 @@ from scrapy_rep.crawl._admission import (
 from scrapy_rep.crawl._cache import DocumentKind, OriginReport, OriginState
 from scrapy_rep.crawl._components import build_components
 from scrapy_rep.crawl._drops import Drops, FilterKind
-from scrapy_rep.crawl._events import Events, Waiting
+from scrapy_rep.crawl._events import Events
 from scrapy_rep.crawl._fetch import Fetcher
 from scrapy_rep.crawl._holds import Awaited
 from scrapy_rep.crawl._last_look import LastLook
@@ -232,7 +231,7 @@ class RobotsTxtMiddleware:
         if awaited is self._pauses:
             raise IgnoreRequest("held while its origin is paused")
         if awaited is self._resolver:
-            self._say_waiting(self._resolver.peek(origin))
+            self._holds.say_waiting(origin)
         raise IgnoreRequest(f"held until {awaited.name} is known")
 
     def _final_gate(
@@ -273,21 +272,7 @@ class RobotsTxtMiddleware:
         self._first_gone(request)
 
     def _first_gone(self, request: Request) -> None:
-        if self._admission.first(request):
-            origin = self._admission.origin(request)
-            if origin is not None:
-                self._resolver.unclaim(origin)
-
-    def _say_waiting(self, state: OriginState[RobotsTxt] | None) -> None:
-        """Requests wait for an origin's robots.txt: say why (once per origin). An origin
-        still being fetched for the first time is not announced (the usual case)."""
-        if state is not None:
-            self._events.holding(state, self._waiting(state.origin))
-
-    def _waiting(self, origin: str) -> Waiting:
-        """What decides how long the crawl waits for ``origin`` (for the log)."""
-        since = self._holds.waiting_since(origin)
-        return Waiting(self._config.limits, self._hold_timeout, since, self._resolver.started)
+        self._admission.claim_over(request)
 
     async def _robots_copy(self, origin: str, request: Request) -> Response | None:
         """A spider's request for ``origin``'s robots.txt, answered from the crawl's copy (one
@@ -296,7 +281,7 @@ class RobotsTxtMiddleware:
         only when there is no copy to give (unreachable for too long, the store lost it)."""
         answer = self._admission.copy_of(request, origin, self._clock.seconds())
         while isinstance(answer, Wait):
-            self._say_waiting(self._resolver.peek(origin))
+            self._holds.say_waiting(origin)
             known = await self._off_active(self._holds.wait(origin, request), request)
             self._resolver.reinstate(known)
             answer = self._admission.copy_of(request, origin, self._clock.seconds())
@@ -350,8 +335,6 @@ class RobotsTxtMiddleware:
         held requests live in memory): one wait, not a trip back through the scheduler."""
         with _inline.taken() as downloads:
             resolution = self._resolver.resolve(origin, request)
-        # Its claim is over (``decide`` let it go): from now on it waits as any request here.
-        request.meta.pop(ADMITTED, None)
         try:
             # Its robots.txt download runs in this task: the request goes on in the turn of
             # the event loop robots.txt is known in, as with Scrapy's own middleware.
@@ -382,9 +365,10 @@ class RobotsTxtMiddleware:
         kept = self._admission.kept(origin)
         while True:
             awaited = decision.awaited
-            if not first and self._goes_back(awaited, origin, request):
+            if not first and self._admission.goes_back(request, origin, awaited):
                 return self._admission.send_back(request)
-            self._say_waiting(self._resolver.peek(origin) if awaited is self._resolver else None)
+            if awaited is self._resolver:
+                self._holds.say_waiting(origin)
             waiter = self._wait_for(awaited, origin, request, first)
             known = await self._off_active(waiter, request)
             if known is not None:
@@ -399,13 +383,6 @@ class RobotsTxtMiddleware:
             if not isinstance(next_decision, Wait):
                 return None
             decision = next_decision
-
-    def _goes_back(self, awaited: Awaited, origin: str, request: Request) -> bool:
-        if ADMITTED not in request.meta:
-            return False
-        return awaited is self._pauses or (
-            awaited is self._resolver and self._resolver.peek(origin) is not None
-        )
 
     def _wait_for(
         self, awaited: Awaited, origin: str, request: Request, first: bool
@@ -517,7 +494,7 @@ class RobotsTxtMiddleware:
         """Log a new robots.txt state; send ``robots_parsed`` for new rules."""
         waiting = None
         if not self._resolver.serves(state) and self._holds.wanted(state.origin):
-            waiting = self._waiting(state.origin)
+            waiting = self._holds.waiting(state.origin)
         self._events.resolved(state, previous, now, from_store=from_store, waiting=waiting)
         if waiting is not None:
             self._events.holding(state, waiting)
