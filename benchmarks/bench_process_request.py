@@ -297,7 +297,7 @@ async def counts(top_lines: int) -> dict[str, Any]:
     leaving = _crawl_parts([]).guard.leaving
     return {
         "scrapy_rep": str(Path(scrapy_rep.__file__).parent),
-        "last_look": type(leaving).__name__ if leaving is not None else "None",
+        "last_look": getattr(leaving, "__qualname__", type(leaving).__name__),
         "allocations": allocations,
         "top": top,
     }

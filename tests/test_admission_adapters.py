@@ -76,9 +76,10 @@ class Adapters:
         self.stats = crawler.stats
         self.crawled: list[Request] = []
         self.middleware._holds._crawl = self.crawled.append
-        self.middleware._off_active = _waits  # type: ignore[method-assign,assignment]
+        self.middleware._room.off_active = _waits  # type: ignore[method-assign,assignment]
         self.scripted = Scripted(self.middleware._admission)
         self.middleware._admission = self.scripted  # type: ignore[assignment]
+        self.middleware._room._admission = self.scripted  # type: ignore[assignment]
         self.middleware._page_answers._admission = self.scripted  # type: ignore[assignment]
         self.middleware._holds._admission = self.scripted  # type: ignore[assignment]
 

@@ -30,7 +30,6 @@ from scrapy_rep import PageRobotsMiddleware, RobotsTxtGuard, RobotsTxtMiddleware
 from scrapy_rep.core.policy import Fetch, Limits, record
 from scrapy_rep.crawl._admission import ADMITTED
 from scrapy_rep.crawl._holds import SEEN_META
-from scrapy_rep.crawl._last_look import LastLook
 from scrapy_rep.crawl._pauses import PROBE_META, route
 from scrapy_rep.crawl._settings import MiddlewareSettings
 from scrapy_rep.crawl.exceptions import RequestDropped
@@ -101,17 +100,11 @@ class Crawl:
         mw._holds._crawl = self.crawled.append
         mw._admission.first_through = True
         mw._pauses.evict = lambda key: None  # no download slots to take requests out of
-        mw._off_active = _waits  # type: ignore[method-assign,assignment]
+        mw._room.off_active = _waits  # type: ignore[method-assign,assignment]
         # The guard's last look, as the middleware gives it when the spider opens.
         self.guard = RobotsTxtGuard(crawler)
-        self.guard.leaving = LastLook(
-            admission=mw._admission,
-            holds=mw._holds,
-            verdicts=mw._verdicts,
-            page_answers=mw._page_answers,
-            slots=None,
-            off_active=mw._off_active,
-        )
+        mw._room.open(page_answers=mw._page_answers, slots=None)
+        self.guard.leaving = mw._room.last_look
         self.page = PageRobotsMiddleware.from_crawler(crawler)
         self.page._robots = mw
         now = self.clock.seconds()

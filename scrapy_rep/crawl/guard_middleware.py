@@ -12,7 +12,7 @@ pass on their way (SPEC B2):
   with ``TRUNCATED_FLAG`` and drops ``Content-Encoding``; ``Accept-Encoding`` is set to what it
   can decode that way.
 
-Every request's last look before its download slot (``leaving``: ``_last_look.LastLook``, set
+Every request's last look before its download slot (``leaving``: ``_room.Room.last_look``, set
 by the middleware: a page whose route paused since goes back; a request over its slot's
 concurrency waits, where Scrapy does not hold it). Pages' "slow down" answers (SPEC H) are handed to
 ``PageAnswers`` (``_page_answers.py``): a page's answer before RetryMiddleware (550) and the

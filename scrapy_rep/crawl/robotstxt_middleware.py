@@ -7,9 +7,10 @@ DOWNLOADER_MIDDLEWARES, Scrapy's robots.txt middleware set to None,
 It connects the components (``_components.build_components``) to Scrapy's signals and
 downloader, and is two adapters over the one decision (``_admission.Admission``): the gate
 (``request_scheduled``, before the scheduler: drop, hold or go) and the final gate
-(``process_request``: go, drop, wait here off ``Downloader.active``, or back to the gate to be
-held). A spider's own request for an origin's robots.txt is answered from the crawl's copy
-(``COPY_FLAG``, not stored by the HTTP cache). How a request travels: docs/design.md.
+(``process_request``: go, drop, wait in the room (``_room.Room``, off ``Downloader.active``), or
+back to the gate to be held). A spider's own request for an origin's robots.txt is answered from
+the crawl's copy (``COPY_FLAG``, not stored by the HTTP cache). How a request travels:
+docs/design.md.
 
 Public API for tools (``scrapy robots``) and subclasses: ``middleware.resolve(url) ->
 Deferred[OriginReport]`` and, as Scrapy's middleware has, ``robot_parser(request)``.
@@ -19,11 +20,11 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Collection, Coroutine, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
-from scrapy.http import Request, Response, TextResponse
+from scrapy.http import Request, Response
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred, gatherResults, maybeDeferred, succeed
@@ -31,7 +32,7 @@ from twisted.internet.defer import Deferred, gatherResults, maybeDeferred, succe
 from scrapy_rep.core.origin import origin as url_origin
 from scrapy_rep.core.robots_file import RobotsTxt
 from scrapy_rep.core.sources import UsageDocument
-from scrapy_rep.crawl import _compat, _inline
+from scrapy_rep.crawl import _compat
 from scrapy_rep.crawl._admission import (
     FIRST,
     GO,
@@ -46,10 +47,8 @@ from scrapy_rep.crawl._components import build_components
 from scrapy_rep.crawl._drops import Drops, FilterKind
 from scrapy_rep.crawl._events import Events
 from scrapy_rep.crawl._fetch import Fetcher
-from scrapy_rep.crawl._holds import Awaited
-from scrapy_rep.crawl._last_look import LastLook
 from scrapy_rep.crawl._page_answers import PageAnswers
-from scrapy_rep.crawl._resolver import Resolver
+from scrapy_rep.crawl._room import COPY_FLAG, Room
 from scrapy_rep.crawl._settings import (
     MiddlewareSettings,
     refused_at_startup,
@@ -71,11 +70,6 @@ if TYPE_CHECKING:
     from scrapy_rep.core.clock import Clock
 
 __all__ = ["COPY_FLAG", "OriginReport", "RobotsTxtMiddleware"]
-
-_T = TypeVar("_T")
-
-#: Flag of a response answering a spider's own robots.txt request from the middleware's copy.
-COPY_FLAG = "robotstxt_copy"
 
 #: Rules that allow nothing: what an unreachable origin's requests get for now (SPEC B2).
 _DISALLOW_ALL = RobotsTxt.parse(b"User-agent: *\nDisallow: /\n")
@@ -121,7 +115,6 @@ class RobotsTxtMiddleware:
             above_max=config.crawl_delay_above_max,
         )
         self._config = config
-        self._hold_timeout = config.hold_timeout
 
         def fetcher_for(kind: DocumentKind[Any]) -> Fetcher:
             timeout, keys = config.fetch_timeout, config.fetch_meta_keys
@@ -153,6 +146,15 @@ class RobotsTxtMiddleware:
         self._concurrent_requests = crawler.settings.getint("CONCURRENT_REQUESTS")
         self._admission = components.admission
         self._keys = components.admission.keys
+        # The waits before download, in place (the final gate's, and the guard's last look).
+        self._room = Room(
+            crawler=crawler,
+            admission=components.admission,
+            holds=components.holds,
+            verdicts=self._verdicts,
+            resolver=components.resolver,
+            clock=clock,
+        )
         # SPEC H: origins whose pages said "slow down"; the gates read the dict of paused ones.
         self._pause_on = config.pause
         self._pauses = components.pauses
@@ -238,7 +240,8 @@ class RobotsTxtMiddleware:
         self, request: Request
     ) -> Coroutine[Any, Any, Response | Request | None] | Request | None:
         """Before download, what the admission answers: None (download it), a drop, a wait
-        here (off ``Downloader.active``), or the request back to the gate (to be held)."""
+        in the room (off ``Downloader.active``), or the request back to the gate (to be
+        held)."""
         if request.meta.get("dont_obey_robotstxt"):
             return None
         parts = urlparse_cached(request)
@@ -246,16 +249,16 @@ class RobotsTxtMiddleware:
         if origin is None:
             return None
         if request.url.endswith("/robots.txt") and parts.path == "/robots.txt" and not parts.query:
-            return self._robots_copy(origin, request)
+            return self._room.robots_copy(origin, request)
         decision = self._admission.decide(request, origin, self._clock.seconds(), "download")
         if decision is GO:
             return None
         if decision is RESOLVE:
-            return self._first_request(origin, request)
+            return self._room.first_request(origin, request)
         if isinstance(decision, Drop):
             self._verdicts.refuse(request, decision.why, "before_download")
         assert isinstance(decision, Wait)
-        return self._settle(origin, request, decision)
+        return self._room.settle(origin, request, decision)
 
     #: The final gate, just before download (``async def`` on Scrapy >= 2.14, as its own).
     process_request = _compat.process_request(_final_gate)
@@ -273,126 +276,6 @@ class RobotsTxtMiddleware:
 
     def _first_gone(self, request: Request) -> None:
         self._admission.claim_over(request)
-
-    async def _robots_copy(self, origin: str, request: Request) -> Response | None:
-        """A spider's request for ``origin``'s robots.txt, answered from the crawl's copy (one
-        robots.txt request per origin): it waits while robots.txt is unknown or being retried,
-        is dropped with the reason if the crawl gives the origin up, and goes to the server
-        only when there is no copy to give (unreachable for too long, the store lost it)."""
-        answer = self._admission.copy_of(request, origin, self._clock.seconds())
-        while isinstance(answer, Wait):
-            self._holds.say_waiting(origin)
-            known = await self._off_active(self._holds.wait(origin, request), request)
-            self._resolver.reinstate(known)
-            answer = self._admission.copy_of(request, origin, self._clock.seconds())
-        if isinstance(answer, Drop):
-            self._verdicts.refuse(request, answer.why, "before_download")
-        state = answer
-        copy = await maybe_deferred_to_future(self._resolver.copy(state))
-        if copy is None:
-            return None
-        status, url, body = copy
-        # HttpCacheMiddleware stores what passes its process_response: not this copy.
-        request.meta["dont_cache"] = True
-        if body is None:
-            return Response(url, status=status, request=request, flags=[COPY_FLAG])
-        return TextResponse(
-            url,
-            status=status,
-            # SPEC A1: the body is read as UTF-8, whatever the server declared.
-            headers={b"Content-Type": b"text/plain; charset=utf-8"},
-            body=body,
-            request=request,
-            flags=[COPY_FLAG],
-        )
-
-    async def _off_active(
-        self, waiter: Deferred[_T], request: Request, downloads: _inline.Taken | None = None
-    ) -> _T:
-        """Wait for ``waiter`` with ``request`` out of ``Downloader.active``: waiting for
-        robots.txt is not downloading, so the CONCURRENT_REQUESTS place is given back meanwhile
-        (an ``engine.download`` caller cannot stall other origins). ``downloads``: the ones
-        ``waiter`` waits for, run in this task (``_inline``)."""
-        engine = self.crawler.engine
-        left = _compat.leave_active(engine, request)
-        if left:
-            # Back the moment the wait is over, not a turn of the event loop later when this
-            # task resumes: meanwhile the engine would see nothing in flight, and close.
-            waiter.addBoth(_rejoined, engine, request)
-        try:
-            if downloads:
-                await _inline.run(downloads)
-            return await maybe_deferred_to_future(waiter)
-        finally:
-            if left:
-                _compat.rejoin_active(engine, request)
-
-    async def _first_request(self, origin: str, request: Request) -> Request | None:
-        """An unknown origin's first request, let through by the gate: it resolves the origin
-        now and waits for it here, off ``Downloader.active`` and outside any slot, so it goes
-        the moment robots.txt is known (not behind the scheduler's backlog, as a released
-        request would). Unreachable, it waits here as held requests do (this is a crawl whose
-        held requests live in memory): one wait, not a trip back through the scheduler."""
-        with _inline.taken() as downloads:
-            resolution = self._resolver.resolve(origin, request)
-        try:
-            # Its robots.txt download runs in this task: the request goes on in the turn of
-            # the event loop robots.txt is known in, as with Scrapy's own middleware.
-            state = await self._off_active(resolution, request, downloads)
-        except Exception:  # the resolver logged it; it waits on the origin's retry schedule
-            pass
-        else:
-            self._resolver.reinstate(state)
-        decision = self._admission.decide(request, origin, self._clock.seconds(), "download")
-        if isinstance(decision, Drop):
-            self._verdicts.refuse(request, decision.why, "before_download")
-        if isinstance(decision, Wait):
-            return await self._settle(origin, request, decision, first=True)
-        return None
-
-    async def _settle(
-        self, origin: str, request: Request, decision: Wait, *, first: bool = False
-    ) -> Request | None:
-        """Wait here, off ``Downloader.active``, until the admission lets ``request`` go (or
-        drops it). A request the gate let through (to the scheduler) and that now waits for
-        its route's pause or for an origin become unreachable goes back to the gate instead,
-        to be held there (durably where the crawl is); the others wait here: an
-        ``engine.download`` caller, an origin's first request, one another process or an
-        earlier run allowed, one whose origin's state the LRU evicted. ``first``: an origin's
-        first request, counted as held while it waits for robots.txt."""
-        # The states known for it so far serve its next decision, even if the caches evicted
-        # them while it waited (caches smaller than the origins in flight).
-        kept = self._admission.kept(origin)
-        while True:
-            awaited = decision.awaited
-            if not first and self._admission.goes_back(request, origin, awaited):
-                return self._admission.send_back(request)
-            if awaited is self._resolver:
-                self._holds.say_waiting(origin)
-            waiter = self._wait_for(awaited, origin, request, first)
-            known = await self._off_active(waiter, request)
-            if known is not None:
-                kept[cast("Resolver[Any]", awaited)] = known
-            self._admission.restore(kept)
-            next_decision = self._admission.decide(
-                request, origin, self._clock.seconds(), "download"
-            )
-            kept.update(self._admission.kept(origin))
-            if isinstance(next_decision, Drop):
-                self._verdicts.refuse(request, next_decision.why, "before_download")
-            if not isinstance(next_decision, Wait):
-                return None
-            decision = next_decision
-
-    def _wait_for(
-        self, awaited: Awaited, origin: str, request: Request, first: bool
-    ) -> Deferred[Any]:
-        """A Deferred fired once ``awaited`` says of ``origin``: robots.txt through the holds
-        (its waits time out and are given up as held requests are; an origin's first request
-        is counted as held there, as it would have been in the gate's hold)."""
-        if awaited is self._resolver:
-            return self._holds.wait(origin, request, held=first)
-        return awaited.wait(origin, request)
 
     def intake_room(self) -> Deferred[None] | None:
         """For ``StartIntakeMiddleware``: None when a start request may be taken now, else a
@@ -558,7 +441,7 @@ class RobotsTxtMiddleware:
             await maybe_deferred_to_future(self._pauses.open())
 
     def _hold_slots(self, guard: RobotsTxtGuard) -> None:
-        """Give the guard its last look (``LastLook``): a verdict whose inputs changed, the
+        """Give the guard its last look (``Room.last_look``): a verdict whose inputs changed, the
         pause (if on) and, when REP_SLOT_CONCURRENCY is on, the download slot's concurrency."""
         engine = self.crawler.engine
         if self._config.slot_concurrency:
@@ -574,14 +457,10 @@ class RobotsTxtMiddleware:
             self._slots = slots
             self._admission.hold_slots(slots)
             self.crawler.signals.connect(slots.left, signal=signals.request_left_downloader)
-        guard.leaving = LastLook(
-            admission=self._admission,
-            holds=self._holds,
-            verdicts=self._verdicts,
-            page_answers=self._page_answers if self._pause_on else None,
-            slots=self._slots,
-            off_active=self._off_active,
+        self._room.open(
+            page_answers=self._page_answers if self._pause_on else None, slots=self._slots
         )
+        guard.leaving = self._room.last_look
 
     async def _on_closed(self, spider: Spider, reason: str = "") -> None:
         # Every waiting request let go (if a close request did not already: the holds and
@@ -593,8 +472,3 @@ class RobotsTxtMiddleware:
         closed = maybeDeferred(self._store.close)
         closed.addErrback(lambda failure: self._events.store_failed(failure.getErrorMessage()))
         await maybe_deferred_to_future(closed)
-
-
-def _rejoined(result: _T, engine: Any, request: Request) -> _T:
-    _compat.rejoin_active(engine, request)
-    return result

@@ -1,0 +1,263 @@
+"""``Room``: the waits a request makes before its download, in place and off
+``Downloader.active`` (the held requests' waits at the gate are ``Holds``).
+
+At the final gate (``RobotsTxtMiddleware.process_request``), what the admission answers "wait"
+to: an unknown origin's first request waits for its robots.txt (``first_request``); any other
+request waits for what it needs (``settle``), or goes back to the gate to be held there (one the
+gate let through that now waits for a pause or an unreachable origin); a spider's own request for
+robots.txt is answered from the crawl's copy (``robots_copy``, ``COPY_FLAG``).
+
+At the guard's last look (``RobotsTxtGuard``, after every other downloader middleware):
+
+- ``Admission.again``: a request whose URL or User-Agent tokens a downloader middleware changed
+  since its verdict was given (one that rotates User-Agents, at 400 say) is judged again;
+- ``Admission.leaving`` (``PageAnswers.page_leaving``): a page whose route paused since it was
+  admitted goes back to the gate;
+- ``Admission.room`` (``_slots``): a request over its download slot's concurrency waits for a
+  place, off ``Downloader.active``, so the engine keeps feeding other sites meanwhile.
+
+A slot wait the crawl's close ends (``SlotClosed``): a request from the scheduler goes back to
+the gate, where the admission has it held (``send_back(closing=True)``), as requests left in
+Scrapy's scheduler are kept or left; an ``engine.download`` caller is dropped with the reason
+``closing``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from scrapy.http import Request, Response, TextResponse
+from scrapy.utils.defer import maybe_deferred_to_future
+
+from scrapy_rep.crawl import _compat, _inline
+from scrapy_rep.crawl._admission import Drop, Wait
+from scrapy_rep.crawl._slots import SlotClosed
+from scrapy_rep.crawl.guard_middleware import is_fetch
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from twisted.internet.defer import Deferred
+
+    from scrapy_rep.core.clock import Clock
+    from scrapy_rep.core.robots_file import RobotsTxt
+    from scrapy_rep.crawl._admission import Admission
+    from scrapy_rep.crawl._holds import Awaited, Holds
+    from scrapy_rep.crawl._page_answers import PageAnswers
+    from scrapy_rep.crawl._resolver import Resolver
+    from scrapy_rep.crawl._slots import Slots
+    from scrapy_rep.crawl._verdict import Verdicts
+
+__all__ = ["COPY_FLAG", "Room"]
+
+_T = TypeVar("_T")
+
+#: Flag of a response answering a spider's own robots.txt request from the crawl's copy.
+COPY_FLAG = "robotstxt_copy"
+
+
+class Room:
+    def __init__(
+        self,
+        *,
+        crawler: Crawler,
+        admission: Admission,
+        holds: Holds,
+        verdicts: Verdicts,
+        resolver: Resolver[RobotsTxt],
+        clock: Clock,
+    ) -> None:
+        """``crawler``: its engine (there once the crawl runs) keeps ``Downloader.active``."""
+        self._crawler = crawler
+        self._admission = admission
+        self._holds = holds
+        self._verdicts = verdicts
+        self._resolver = resolver
+        self._clock = clock
+        # Set when the spider opens (``open``).
+        self._page_answers: PageAnswers | None = None
+        self._slots: Slots | None = None
+
+    def open(self, *, page_answers: PageAnswers | None, slots: Slots | None) -> None:
+        """The spider opens: ``page_answers`` (None: pauses off) and ``slots`` (None:
+        REP_SLOT_CONCURRENCY off, or no guard) take part in the last look."""
+        self._page_answers = page_answers
+        self._slots = slots
+
+    # -- the final gate's waits --------------------------------------------------------------
+
+    async def off_active(
+        self, waiter: Deferred[_T], request: Request, downloads: _inline.Taken | None = None
+    ) -> _T:
+        """Wait for ``waiter`` with ``request`` out of ``Downloader.active``: waiting for
+        robots.txt is not downloading, so the CONCURRENT_REQUESTS place is given back meanwhile
+        (an ``engine.download`` caller cannot stall other origins). ``downloads``: the ones
+        ``waiter`` waits for, run in this task (``_inline``)."""
+        engine = self._crawler.engine
+        left = _compat.leave_active(engine, request)
+        if left:
+            # Back the moment the wait is over, not a turn of the event loop later when this
+            # task resumes: meanwhile the engine would see nothing in flight, and close.
+            waiter.addBoth(_rejoined, engine, request)
+        try:
+            if downloads:
+                await _inline.run(downloads)
+            return await maybe_deferred_to_future(waiter)
+        finally:
+            if left:
+                _compat.rejoin_active(engine, request)
+
+    async def first_request(self, origin: str, request: Request) -> Request | None:
+        """An unknown origin's first request, let through by the gate: it resolves the origin
+        now and waits for it here, off ``Downloader.active`` and outside any slot, so it goes
+        the moment robots.txt is known (not behind the scheduler's backlog, as a released
+        request would). Unreachable, it waits here as held requests do (this is a crawl whose
+        held requests live in memory): one wait, not a trip back through the scheduler."""
+        with _inline.taken() as downloads:
+            resolution = self._resolver.resolve(origin, request)
+        try:
+            # Its robots.txt download runs in this task: the request goes on in the turn of
+            # the event loop robots.txt is known in, as with Scrapy's own middleware.
+            state = await self.off_active(resolution, request, downloads)
+        except Exception:  # the resolver logged it; it waits on the origin's retry schedule
+            pass
+        else:
+            self._resolver.reinstate(state)
+        decision = self._admission.decide(request, origin, self._clock.seconds(), "download")
+        if isinstance(decision, Drop):
+            self._verdicts.refuse(request, decision.why, "before_download")
+        if isinstance(decision, Wait):
+            return await self.settle(origin, request, decision, first=True)
+        return None
+
+    async def settle(
+        self, origin: str, request: Request, decision: Wait, *, first: bool = False
+    ) -> Request | None:
+        """Wait here, off ``Downloader.active``, until the admission lets ``request`` go (or
+        drops it). A request the gate let through (to the scheduler) and that now waits for
+        its route's pause or for an origin become unreachable goes back to the gate instead,
+        to be held there (durably where the crawl is); the others wait here: an
+        ``engine.download`` caller, an origin's first request, one another process or an
+        earlier run allowed, one whose origin's state the LRU evicted. ``first``: an origin's
+        first request, counted as held while it waits for robots.txt."""
+        # The states known for it so far serve its next decision, even if the caches evicted
+        # them while it waited (caches smaller than the origins in flight).
+        kept = self._admission.kept(origin)
+        while True:
+            awaited = decision.awaited
+            if not first and self._admission.goes_back(request, origin, awaited):
+                return self._admission.send_back(request)
+            if awaited is self._resolver:
+                self._holds.say_waiting(origin)
+            waiter = self._wait_for(awaited, origin, request, first)
+            known = await self.off_active(waiter, request)
+            if known is not None:
+                kept[cast("Resolver[Any]", awaited)] = known
+            self._admission.restore(kept)
+            next_decision = self._admission.decide(
+                request, origin, self._clock.seconds(), "download"
+            )
+            kept.update(self._admission.kept(origin))
+            if isinstance(next_decision, Drop):
+                self._verdicts.refuse(request, next_decision.why, "before_download")
+            if not isinstance(next_decision, Wait):
+                return None
+            decision = next_decision
+
+    def _wait_for(
+        self, awaited: Awaited, origin: str, request: Request, first: bool
+    ) -> Deferred[Any]:
+        """A Deferred fired once ``awaited`` says of ``origin``: robots.txt through the holds
+        (its waits time out and are given up as held requests are; an origin's first request
+        is counted as held there, as it would have been in the gate's hold)."""
+        if awaited is self._resolver:
+            return self._holds.wait(origin, request, held=first)
+        return awaited.wait(origin, request)
+
+    async def robots_copy(self, origin: str, request: Request) -> Response | None:
+        """A spider's request for ``origin``'s robots.txt, answered from the crawl's copy (one
+        robots.txt request per origin): it waits while robots.txt is unknown or being retried,
+        is dropped with the reason if the crawl gives the origin up, and goes to the server
+        only when there is no copy to give (unreachable for too long, the store lost it)."""
+        answer = self._admission.copy_of(request, origin, self._clock.seconds())
+        while isinstance(answer, Wait):
+            self._holds.say_waiting(origin)
+            known = await self.off_active(self._holds.wait(origin, request), request)
+            self._resolver.reinstate(known)
+            answer = self._admission.copy_of(request, origin, self._clock.seconds())
+        if isinstance(answer, Drop):
+            self._verdicts.refuse(request, answer.why, "before_download")
+        state = answer
+        copy = await maybe_deferred_to_future(self._resolver.copy(state))
+        if copy is None:
+            return None
+        status, url, body = copy
+        # HttpCacheMiddleware stores what passes its process_response: not this copy.
+        request.meta["dont_cache"] = True
+        if body is None:
+            return Response(url, status=status, request=request, flags=[COPY_FLAG])
+        return TextResponse(
+            url,
+            status=status,
+            # SPEC A1: the body is read as UTF-8, whatever the server declared.
+            headers={b"Content-Type": b"text/plain; charset=utf-8"},
+            body=body,
+            request=request,
+            flags=[COPY_FLAG],
+        )
+
+    # -- the guard's last look -----------------------------------------------------------
+
+    def last_look(self, request: Request) -> Request | Coroutine[Any, Any, Request | None] | None:
+        """None to go on, a Request to send back, or a coroutine waiting for a place. A
+        request whose URL or User-Agent a middleware changed since it was judged is judged
+        again first: dropped, sent back to wait, or on."""
+        again = self._admission.again(request)
+        if isinstance(again, Drop):
+            self._verdicts.refuse(request, again.why, "before_download")
+        if isinstance(again, Wait):
+            return self._admission.send_back(request)
+        back = self._paused_since(request)
+        if back is not None:
+            return back
+        waiter = self._admission.room(request)
+        if waiter is None:
+            return None
+        return self._slot_wait(request, waiter)
+
+    def _paused_since(self, request: Request) -> Request | None:
+        if self._page_answers is None or is_fetch(request):
+            return None
+        return self._page_answers.page_leaving(request)
+
+    async def _slot_wait(self, request: Request, waiter: Deferred[None]) -> Request | None:
+        """Wait for a place in ``request``'s download slot (``waiter``; counted in its Scrapy
+        slot meanwhile, by ``Slots``). Its route may have paused meanwhile: back it goes then,
+        and its place to the next."""
+        slots = self._slots
+        assert slots is not None
+        try:
+            await self.off_active(waiter, request)
+        except SlotClosed:
+            return self._closed(request, slots)
+        back = self._paused_since(request)
+        if back is not None:
+            slots.left(request)
+        return back
+
+    def _closed(self, request: Request, slots: Slots) -> Request:
+        """The crawl closes while ``request`` waits for a place: one from the scheduler (it
+        carries the gate's token) goes back to the gate to be held (kept for the next run
+        where held requests are durable, else said as not downloaded); an ``engine.download``
+        caller is dropped with the reason. The rest of the crawl's closing is left to the
+        holds, which notice it on their own tick."""
+        origin = self._admission.origin(request)
+        if origin is not None and self._admission.from_scheduler(request):
+            return self._admission.send_back(request, closing=True)
+        why = self._holds.closed_why(origin or request.url, slots.no_place)
+        self._verdicts.refuse(request, why, "before_download")
+
+
+def _rejoined(result: _T, engine: Any, request: Request) -> _T:
+    _compat.rejoin_active(engine, request)
+    return result
