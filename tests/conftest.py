@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 import scrapy
@@ -78,3 +79,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Long tests first: with pytest-xdist their minutes overlap the rest of the suite instead
     of ending it alone on one worker."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+@pytest.fixture
+def matched(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The URLs ``RobotsTxt.allowed`` matches from now on, in order (it still answers)."""
+    from scrapy_rep.core.robots_file import RobotsTxt
+
+    urls: list[str] = []
+    real = RobotsTxt.allowed
+
+    def counted(self: RobotsTxt, url: str, tokens: Any) -> bool:
+        urls.append(url)
+        return real(self, url, tokens)
+
+    monkeypatch.setattr(RobotsTxt, "allowed", counted)
+    return urls

@@ -25,7 +25,6 @@ from twisted.internet.defer import Deferred
 
 from scrapy_rep.core.policy import Fetch, Limits, record
 from scrapy_rep.core.purpose import NO_PURPOSE, Purpose
-from scrapy_rep.core.robots_file import RobotsTxt
 from scrapy_rep.core.tokens import CrawlerTokens
 from scrapy_rep.crawl._admission import ADMITTED, FIRST, GO, Drop, Token, Wait
 from scrapy_rep.crawl._components import Components, build_components
@@ -280,21 +279,13 @@ def test_the_token_names_the_copies_and_pickles_to_a_plain_string() -> None:
 
 
 def test_a_released_request_robots_txt_refuses_is_dropped_at_release_judged_once(
-    monkeypatch: pytest.MonkeyPatch,
+    matched: list[str],
 ) -> None:
     # Held while robots.txt was fetched, then released: the one it disallows is dropped there,
     # as the gate drops it (errback, stats), not sent to the scheduler to be judged again at
     # the gate; the one it allows goes with its token (judged once too).
     harness = Harness()
     harness.robots("fetching")
-    matched: list[str] = []
-    real = RobotsTxt.allowed
-
-    def counted(self: RobotsTxt, url: str, tokens: Any) -> bool:
-        matched.append(url)
-        return real(self, url, tokens)
-
-    monkeypatch.setattr(RobotsTxt, "allowed", counted)
     refused, allowed = Request(ORIGIN + "/private/1"), Request(URL)
     for request in (refused, allowed):
         decision = harness.admission.decide(request, ORIGIN, START, "gate")

@@ -343,7 +343,7 @@ def test_a_store_outage_while_reading_tdmrep_json_is_warned_and_counted(
 
 
 def test_a_url_the_gate_let_go_is_matched_once_gate_and_page_level_together(
-    monkeypatch: pytest.MonkeyPatch,
+    matched: list[str],
 ) -> None:
     # The gate matches a URL against robots.txt (refusal), and with a declared purpose reads
     # its usage lines; the page level reads them again for the page the gate let go. Neither
@@ -352,14 +352,6 @@ def test_a_url_the_gate_let_go_is_matched_once_gate_and_page_level_together(
     body = b"User-agent: *\nDisallow: /private/\nContent-Usage: /page/ train-ai=n\n"
     robots, tdm = _states(body, TDM_BODY)
     crawl = _Crawl(robots, tdm)
-    matched: list[str] = []
-    real = RobotsTxt.allowed
-
-    def counted(self: RobotsTxt, url: str, tokens: Any) -> bool:
-        matched.append(url)
-        return real(self, url, tokens)
-
-    monkeypatch.setattr(RobotsTxt, "allowed", counted)
     request = crawl.admitted(URL)
     verdicts = crawl.verdicts
     why = verdicts.refusal(robots, request) or verdicts.usage_refusal(robots, request, crawl.known)
