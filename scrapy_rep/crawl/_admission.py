@@ -420,8 +420,8 @@ class Admission:
 
     def paused(self, origin: str, request: Request, now: float) -> bool:
         """Is ``request``'s route to ``origin`` paused, and it is not the one probe (which
-        this makes it, ``Pauses.probing``)? A request marked ``rep_dont_pause`` never is
-        (SPEC H4)."""
+        this makes it, ``Pauses.probing``)? A request outside the pauses (``exempt``: marked
+        ``rep_dont_pause``, SPEC H4) never is."""
         if exempt(request) or self._pauses.probing(request):
             return False
         key = route(origin, request)

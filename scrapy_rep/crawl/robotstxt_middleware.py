@@ -268,13 +268,10 @@ class RobotsTxtMiddleware:
     ) -> None:
         """An earlier downloader middleware dropped an origin's first request before the final
         gate (OffsiteMiddleware on Scrapy >= 2.13, say): its claim is let go."""
-        self._first_gone(request)
+        self._admission.claim_over(request)
 
     def _on_dropped(self, request: Request, spider: Spider | None = None) -> None:
         """The scheduler refused an origin's first request (a duplicate): its claim is let go."""
-        self._first_gone(request)
-
-    def _first_gone(self, request: Request) -> None:
         self._admission.claim_over(request)
 
     def intake_room(self) -> Deferred[None] | None:
