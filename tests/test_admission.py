@@ -54,7 +54,7 @@ DELAY = ["none", "applied", "skip"]
 class Harness:
     """The parts with the crawl's verdicts, and states put in by hand."""
 
-    def __init__(self, purpose: Purpose = NO_PURPOSE) -> None:
+    def __init__(self, purpose: Purpose = NO_PURPOSE, slots: Slots | None = None) -> None:
         self.clock = task.Clock()
         self.clock.advance(START)
         crawler = get_crawler(Spider, {"USER_AGENT": "TestBot/1.0"})
@@ -86,6 +86,7 @@ class Harness:
             judge=self.verdicts,
             apply_delay=lambda request, delay: self.delays.append((request, delay)),
             labels=purpose.labels,
+            slots=slots,
         )
         self.admission = self.parts.admission
         self.stats = crawler.stats
@@ -338,20 +339,19 @@ def test_concurrency_comes_last_and_only_where_slots_are_held() -> None:
     """Step 6: after the pause's last look, a request over its slot's concurrency waits for a
     place (the Deferred ``Slots.enter`` gives); without slots held (REP_SLOT_CONCURRENCY off)
     every request has room."""
-    harness = Harness()
-    harness.robots("rules")
     first, second, third = (Request(f"{URL}/{i}") for i in range(3))
-    assert harness.admission.room(first) is None
+    without = Harness()
+    without.robots("rules")
+    assert without.admission.room(first) is None
     slots = Slots(
         slot_of=lambda request: ("a.test", None),
         limit_of=lambda slot: (2, False),
         mark=lambda slot, request, waiting: None,
         in_flight=lambda request: True,
-        closing=lambda: False,
         events=Events(get_crawler(Spider).stats, lambda: None),
-        clock=harness.clock,
     )
-    harness.admission.hold_slots(slots)
+    harness = Harness(slots=slots)
+    harness.robots("rules")
     assert harness.admission.room(first) is None
     assert harness.admission.room(second) is None
     waiting = harness.admission.room(third)

@@ -103,7 +103,7 @@ class Crawl:
         mw._room.off_active = _waits  # type: ignore[method-assign,assignment]
         # The guard's last look, as the middleware gives it when the spider opens.
         self.guard = RobotsTxtGuard(crawler)
-        mw._room.open(page_answers=mw._page_answers, slots=None)
+        mw._room.open(mw._page_answers)
         self.guard.leaving = mw._room.last_look
         self.page = PageRobotsMiddleware.from_crawler(crawler)
         self.page._robots = mw

@@ -1,7 +1,7 @@
 """Each download slot's concurrency (crawl/_slots.py) on ``task.Clock``: counting until a
 request leaves the downloader, FIFO waiters and the place passed to the first, however many
-wait, the sweep of places left without the signal, a close (the
-waits end without a place)."""
+wait, the sweep of places left without the signal on the room's one tick (``Holds.tick``), a
+close (the waits end without a place)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,17 @@ from typing import Any
 
 from scrapy import Spider
 from scrapy.http import Request
+from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
 from twisted.internet import task
 from twisted.python.failure import Failure
 
 from scrapy_rep.crawl import _compat
+from scrapy_rep.crawl._components import build_components
 from scrapy_rep.crawl._events import Events
+from scrapy_rep.crawl._settings import MiddlewareSettings
 from scrapy_rep.crawl._slots import SlotClosed, Slots
+from scrapy_rep.storage.results import MemoryStore
 
 
 @dataclass
@@ -46,15 +50,26 @@ class Setup:
         self.asked: list[Request] = []
         #: The Deferred each request ``enter`` made wait got.
         self.waiters: dict[Request, Any] = {}
+        events = Events(crawler.stats, lambda: None)
         self.slots = Slots(
             slot_of=self.slot_of,
             limit_of=_compat.slot_limit,
             mark=_compat.in_slot,
             in_flight=lambda request: request in self.active,
-            closing=lambda: self.closing,
-            events=Events(crawler.stats, lambda: None),
-            clock=self.clock,
+            events=events,
         )
+        # The room whose tick sweeps the slots and notices the close.
+        self.holds = build_components(
+            clock=self.clock,
+            store=MemoryStore(clock=self.clock.seconds),
+            fetcher_for=lambda kind: None,  # nothing is fetched here
+            events=events,
+            config=MiddlewareSettings.from_settings(Settings()),
+            owner="me",
+            crawl=lambda request: None,
+            closing=lambda: self.closing,
+            slots=self.slots,
+        ).holds
 
     def slot_of(self, request: Request) -> tuple[str, Slot]:
         """As ``Downloader._get_slot``: the slot of ``request``'s key, made if new (with this
@@ -72,6 +87,7 @@ class Setup:
         if waiter is None:
             self.active.add(request)
             return True
+        self.holds.watch_slots()  # as the room does
         self.waiters[request] = waiter
         return False
 
@@ -240,7 +256,7 @@ def test_a_close_asked_ends_every_wait_without_a_place_within_a_second() -> None
 def test_the_spider_closing_ends_every_wait_without_a_place() -> None:
     setup = Setup(concurrency=1)
     _first, failed = _waiting_for_one_place(setup, 3)
-    setup.slots.let_go()
+    setup.holds.close()
     assert len(failed) == 3 and all(f.check(SlotClosed) for f in failed)
     assert not setup.slots.busy()
     assert not setup.clock.getDelayedCalls()
@@ -262,3 +278,18 @@ def test_a_waiting_request_counts_in_its_scrapy_slot_and_its_slot_is_asked_for_o
     setup.slots.let_go()
     assert slot.active == set()
     assert setup.asked == [first, second, third]
+
+
+def test_a_wait_begun_once_the_room_let_go_ends_at_once() -> None:
+    """The room noticed the close (its tick, or the spider closing) and a request still reaches
+    the last look: its wait ends without a place now, not on a tick that no longer runs."""
+    setup = Setup(concurrency=1)
+    first, second = _requests(2)
+    assert setup.through(first)
+    setup.holds.let_go()
+    assert not setup.through(second)
+    failed: list[Failure] = []
+    setup.waiters[second].addErrback(failed.append)
+    assert len(failed) == 1 and failed[0].check(SlotClosed)
+    assert not setup.slots.busy()
+    assert not setup.clock.getDelayedCalls()

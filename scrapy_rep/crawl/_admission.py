@@ -200,9 +200,12 @@ class Admission:
         apply_delay: Callable[[Request, float], None],
         events: Events,
         clock: Clock,
+        slots: Slots | None = None,
     ) -> None:
         """``needed``: the usage documents the declared purpose needs; ``apply_delay``: put a
-        Crawl-delay on a request's download slot."""
+        Crawl-delay on a request's download slot; ``slots``: hold each download slot's
+        concurrency at the last look (step 6), before Scrapy's downloader queues or bursts a
+        slot (None: REP_SLOT_CONCURRENCY off)."""
         #: (scheme, netloc) -> origin, for the adapters and ``origin``.
         self.keys = OriginKeys()
         self._events = events
@@ -220,8 +223,8 @@ class Admission:
         #: An unknown origin's first request may go on unresolved (not where held requests are
         #: durable: there every one is held, so that a crash loses none).
         self.first_through = False
-        self._slots: Slots | None = None
-        self._no_place: Wait | None = None
+        self._slots = slots
+        self._no_place = None if slots is None else Wait(slots.no_place)
         #: Requests sent back from their slot's wait as the crawl closes (``send_back``).
         self._closed_out: weakref.WeakSet[Request] = weakref.WeakSet()
         # The verdicts given in this process, each keyed and valued by its ``_Given`` (a weak
@@ -236,12 +239,6 @@ class Admission:
         self._forget = forget
         # Requests counted as judged again (``REJUDGED``), so that each counts once.
         self._rejudged: weakref.WeakSet[Request] = weakref.WeakSet()
-
-    def hold_slots(self, slots: Slots) -> None:
-        """Hold each download slot's concurrency at the last look (step 6), before Scrapy's
-        downloader queues or bursts a slot (``_slots``)."""
-        self._slots = slots
-        self._no_place = Wait(slots.no_place)
 
     def decide(self, request: Request, origin: str, now: float, at: Point) -> Decision:
         """The answer for ``request`` (of ``origin``) at ``at``, in the order of the module

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from scrapy_rep.core.sources import UsageDocument
     from scrapy_rep.crawl._events import Events, Where, Why
     from scrapy_rep.crawl._settings import MiddlewareSettings
+    from scrapy_rep.crawl._slots import Slots
     from scrapy_rep.storage.held import HeldRequests
     from scrapy_rep.storage.results import RobotsStore
 
@@ -82,6 +83,7 @@ def build_components(
     judge: Judge | None = None,
     apply_delay: Callable[[Request, float], None] = lambda request, delay: None,
     labels: Sequence[str] = (),
+    slots: Slots | None = None,
 ) -> Components:
     """The components, wired: the resolvers are the services the others use (holds wait on them),
     and tell only ``announce`` (robots.txt) or the events (a usage document) of a new state.
@@ -91,7 +93,8 @@ def build_components(
     ``shared``: the store is a fleet's or a job's (pauses are read back and followed);
     ``probe_timeout``: how long a pause's probe may take; ``judge``: the verdicts the admission asks
     (by default none refuses), ``apply_delay`` puts a Crawl-delay on a slot, ``labels``: the
-    declared purpose's (the usage documents it needs are waited for)."""
+    declared purpose's (the usage documents it needs are waited for); ``slots``: the download
+    slots' concurrency held at the last look (the holds' tick sweeps them)."""
 
     def resolver(cache: OriginCache[Any], announced: Announce | None) -> Any:
         return Resolver(
@@ -141,6 +144,7 @@ def build_components(
         apply_delay=apply_delay,
         events=events,
         clock=clock,
+        slots=slots,
     )
     holds = Holds(
         clock=clock,
@@ -156,6 +160,7 @@ def build_components(
         held=held,
         pauses=pauses,
         admission=admission,
+        slots=slots,
     )
     components = Components(cache, robots, holds, used, pauses, admission)
     return components

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from scrapy_rep.crawl._events import Events
     from scrapy_rep.crawl._pauses import Pauses
     from scrapy_rep.crawl._resolver import Resolver
+    from scrapy_rep.crawl._slots import Slots
     from scrapy_rep.crawl.exceptions import DropReason
 
 __all__ = ["SEEN_META", "Awaited", "Holds", "seen_mark"]
@@ -99,8 +100,11 @@ class Holds:
         held: HeldRequests | None = None,
         pauses: Pauses | None = None,
         admission: Readmit | None = None,
+        slots: Slots | None = None,
     ) -> None:
-        """``admission`` says what a released request still waits for; ``crawl`` sends a
+        """``admission`` says what a released request still waits for; ``slots``: the
+        requests waiting for a place in their download slot (the tick sweeps the slots and
+        lets them go at the close, ``watch_slots``); ``crawl`` sends a
         request to the scheduler (``engine.crawl``); ``closing`` says
         whether the crawl is asked to close; ``wake`` tells the engine that nothing waits any
         more (it may close now rather than at its next idle check); ``on_close`` closes what
@@ -111,6 +115,7 @@ class Holds:
         self._resolver = resolver
         self._pauses = pauses
         self._admission = admission
+        self._slots = slots
         self._timeout = hold_timeout
         self._limits = limits
         self._crawl = crawl
@@ -357,14 +362,27 @@ class Holds:
         for origin in sorted(self._pending):
             self._send(origin, released=False)
 
+    def watch_slots(self) -> None:
+        """A request waits for a place in its download slot: the tick runs while any does
+        (the crawl closed already: its wait ends now)."""
+        if self._closed:
+            assert self._slots is not None
+            self._slots.let_go()
+        else:
+            self._start_tick()
+
     def tick(self) -> None:
-        """Periodically: notice a close being asked, retry unsent requests, expire old ones."""
+        """The room's one tick, while anything waits: notice a close being asked, retry
+        unsent requests, expire old ones, give origins up, sweep the download slots."""
         if self._closing():
             self.let_go()
             return
         self._send_pending()
         dropped = self.expire() + self.give_up()
-        if not self.busy():
+        slots = self._slots
+        if slots is not None:
+            slots.sweep()
+        if not self.busy() and not (slots is not None and slots.busy()):
             if self._tick.running:
                 self._tick.stop()
             if dropped:
@@ -515,6 +533,8 @@ class Holds:
         self._closed = True
         if self._tick.running:
             self._tick.stop()
+        if self._slots is not None:
+            self._slots.let_go()
         waiting, self._waiting = self._waiting, {}
         for origin, waiters in waiting.items():
             self._fail_at_close(origin, [waiter for waiter, _since in waiters])

@@ -66,23 +66,23 @@ class Room:
         verdicts: Verdicts,
         resolver: Resolver[RobotsTxt],
         clock: Clock,
+        slots: Slots | None,
     ) -> None:
-        """``crawler``: its engine (there once the crawl runs) keeps ``Downloader.active``."""
+        """``crawler``: its engine (there once the crawl runs) keeps ``Downloader.active``;
+        ``slots``: the download slots' concurrency (None: REP_SLOT_CONCURRENCY off)."""
         self._crawler = crawler
         self._admission = admission
         self._holds = holds
         self._verdicts = verdicts
         self._resolver = resolver
         self._clock = clock
+        self._slots = slots
         # Set when the spider opens (``open``).
         self._page_answers: PageAnswers | None = None
-        self._slots: Slots | None = None
 
-    def open(self, *, page_answers: PageAnswers | None, slots: Slots | None) -> None:
-        """The spider opens: ``page_answers`` (None: pauses off) and ``slots`` (None:
-        REP_SLOT_CONCURRENCY off, or no guard) take part in the last look."""
+    def open(self, page_answers: PageAnswers | None) -> None:
+        """The spider opens: ``page_answers`` (None: pauses off) take part in the last look."""
         self._page_answers = page_answers
-        self._slots = slots
 
     # -- the final gate's waits --------------------------------------------------------------
 
@@ -223,6 +223,7 @@ class Room:
         waiter = self._admission.room(request)
         if waiter is None:
             return None
+        self._holds.watch_slots()
         return self._slot_wait(request, waiter)
 
     def _paused_since(self, request: Request) -> Request | None:

@@ -10,26 +10,26 @@ its slot has fewer requests let through and not yet left the downloader
 ``Downloader.active``, and goes when a place of its slot frees (the place passes to it
 directly: no race). However many wait, the engine keeps taking other sites' requests.
 
-When the crawl is asked to close, waiting requests are let go without a place (``SlotClosed``):
-the middleware keeps them as it keeps held requests, or drops them with the reason (an
-``engine.download`` caller), rather than download a slow site's backlog on the way out.
+The room's one tick (``Holds.tick``) sweeps the places of requests that left without the signal
+(``sweep``) and, when the crawl is asked to close, lets the waiting requests go without a place
+(``let_go``, ``SlotClosed``): the room keeps them as it keeps held requests, or drops them with
+the reason (an ``engine.download`` caller), rather than download a slow site's backlog on the
+way out.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from twisted.internet.defer import Deferred
-from twisted.internet.task import LoopingCall
 
 from scrapy_rep.core.stats import SLOT_WAITED, SLOT_WAITING_MAX
 
 if TYPE_CHECKING:
     from scrapy.http import Request
 
-    from scrapy_rep.core.clock import Clock
     from scrapy_rep.crawl._events import Events
 
 __all__ = ["NoPlace", "SlotClosed", "Slots"]
@@ -60,9 +60,7 @@ class Slots:
         limit_of: Callable[[Any], tuple[int, bool]],
         mark: Callable[[Any, Request, bool], None],
         in_flight: Callable[[Request], bool],
-        closing: Callable[[], bool],
         events: Events,
-        clock: Clock,
     ) -> None:
         """``slot_of``: a request's slot key and Scrapy's slot (``_compat.get_slot``),
         asked once per request; ``limit_of``: a slot's concurrency and whether Scrapy holds it
@@ -70,13 +68,11 @@ class Slots:
         ``_compat.slot_limit``); ``mark``: count a waiting request in its Scrapy slot, or no
         longer (``_compat.in_slot``); ``in_flight``: is a request still in
         ``Downloader.active`` (one let through that is not has left the downloader without
-        the signal: a middleware above the guard answered it); ``closing``: is the crawl asked
-        to close (looked at every second while requests wait)."""
+        the signal: a middleware above the guard answered it)."""
         self._slot_of = slot_of
         self._limit_of = limit_of
         self._mark = mark
         self._in_flight = in_flight
-        self._closing = closing
         self._events = events
         #: Requests let through, by their slot's key, until they leave the downloader.
         self._through: dict[Request, str] = {}
@@ -86,10 +82,6 @@ class Slots:
         self._waiters: dict[str, deque[tuple[Request, Any, Deferred[None]]]] = {}
         self._waiting = 0
         self._most = 0
-        # While requests wait: free the places of requests that left without the signal, and
-        # notice a close.
-        self._tick = LoopingCall(self._look)
-        self._tick.clock = cast(Any, clock)
 
     def enter(self, request: Request) -> Deferred[None] | None:
         """None: ``request`` goes now, counted in its slot until it leaves. Else a Deferred
@@ -113,8 +105,6 @@ class Slots:
         if self._waiting > self._most:
             self._most = self._waiting
             self._events.most(SLOT_WAITING_MAX, self._most)
-        if not self._tick.running:
-            self._tick.start(1.0, now=False)
         return waiter
 
     def left(self, request: Request, spider: object = None) -> None:
@@ -153,21 +143,16 @@ class Slots:
             # Settled first: without asyncio the waiter's coroutine runs on at once, and may
             # come back here (its route paused meanwhile: it leaves, and its place passes on).
             waiter.callback(None)
-        if not self._waiters and self._tick.running:
-            self._tick.stop()
 
-    def _look(self) -> None:
-        if self._closing():
-            self.let_go()
-            return
+    def sweep(self) -> None:
+        """Free the places of requests let through that left ``Downloader.active`` without
+        ``request_left_downloader`` (a middleware above the guard answered them)."""
         for request in [request for request in self._through if not self._in_flight(request)]:
             self.left(request)
 
     def let_go(self) -> None:
         """The crawl closes: every waiting request's wait ends without a place
         (``SlotClosed``), so that the engine, which counts them in progress, can close."""
-        if self._tick.running:
-            self._tick.stop()
         waiters, self._waiters = self._waiters, {}
         self._waiting = 0
         for queue in waiters.values():

@@ -120,6 +120,19 @@ class RobotsTxtMiddleware:
             timeout, keys = config.fetch_timeout, config.fetch_meta_keys
             return Fetcher(crawler, kind, self._events, timeout=timeout, meta_keys=keys)
 
+        # Each download slot's concurrency, held at the guard's last look where Scrapy does
+        # not hold it (REP_SLOT_CONCURRENCY).
+        self._slots = (
+            Slots(
+                slot_of=lambda request: _compat.get_slot(crawler.engine, request),
+                limit_of=_compat.slot_limit,
+                mark=_compat.in_slot,
+                in_flight=lambda request: _compat.in_flight(crawler.engine, request),
+                events=self._events,
+            )
+            if config.slot_concurrency
+            else None
+        )
         components = build_components(
             clock=clock,
             store=store,
@@ -140,6 +153,7 @@ class RobotsTxtMiddleware:
             judge=self._verdicts,
             apply_delay=self._verdicts.apply_crawl_delay,
             labels=config.purpose.labels,
+            slots=self._slots,
         )
         self._components = components
         self._resolver, self._holds = components.resolver, components.holds
@@ -154,6 +168,7 @@ class RobotsTxtMiddleware:
             verdicts=self._verdicts,
             resolver=components.resolver,
             clock=clock,
+            slots=self._slots,
         )
         # SPEC H: origins whose pages said "slow down"; the gates read the dict of paused ones.
         self._pause_on = config.pause
@@ -170,9 +185,6 @@ class RobotsTxtMiddleware:
         )
         # A route that pauses sends back its requests waiting in a download slot.
         components.pauses.evict = self._page_answers.evict
-        # Each download slot's concurrency, where Scrapy does not hold it (set when the spider
-        # opens).
-        self._slots: Slots | None = None
         # Scrapy's own dupefilter, when it is the scheduler's (set when the spider opens).
         self._dupefilter_seen: tuple[Callable[[Request], Any], Collection[Any]] | None = None
 
@@ -199,6 +211,8 @@ class RobotsTxtMiddleware:
         crawler.signals.connect(middleware._on_idle, signal=signals.spider_idle)
         crawler.signals.connect(middleware._on_opened, signal=signals.spider_opened)
         crawler.signals.connect(middleware._on_closed, signal=signals.spider_closed)
+        if middleware._slots is not None:
+            crawler.signals.connect(middleware._slots.left, signal=signals.request_left_downloader)
         return middleware
 
     # -- the hot path ---------------------------------------------------------
@@ -440,30 +454,12 @@ class RobotsTxtMiddleware:
     def _hold_slots(self, guard: RobotsTxtGuard) -> None:
         """Give the guard its last look (``Room.last_look``): a verdict whose inputs changed, the
         pause (if on) and, when REP_SLOT_CONCURRENCY is on, the download slot's concurrency."""
-        engine = self.crawler.engine
-        if self._config.slot_concurrency:
-            slots = Slots(
-                slot_of=lambda request: _compat.get_slot(engine, request),
-                limit_of=_compat.slot_limit,
-                mark=_compat.in_slot,
-                in_flight=lambda request: _compat.in_flight(engine, request),
-                closing=lambda: _compat.close_requested(engine),
-                events=self._events,
-                clock=self._clock,
-            )
-            self._slots = slots
-            self._admission.hold_slots(slots)
-            self.crawler.signals.connect(slots.left, signal=signals.request_left_downloader)
-        self._room.open(
-            page_answers=self._page_answers if self._pause_on else None, slots=self._slots
-        )
+        self._room.open(self._page_answers if self._pause_on else None)
         guard.leaving = self._room.last_look
 
     async def _on_closed(self, spider: Spider, reason: str = "") -> None:
-        # Every waiting request let go (if a close request did not already: the holds and
-        # the slots notice one on their tick), what stays held said, then no more fetches.
-        if self._slots is not None:
-            self._slots.let_go()
+        # Every waiting request let go (if a close request did not already: the room notices
+        # one on its tick), what stays held said, then no more fetches.
         self._holds.close()
         self._drops.summarize()
         closed = maybeDeferred(self._store.close)
