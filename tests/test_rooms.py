@@ -145,6 +145,47 @@ def test_the_origin_state_check_finds_each_read_in_a_planted_module(name: str) -
     assert _state_reads("admission.paused(origin, request, now)\nconfig.delay = 1\n") == []
 
 
+#: The reasons a waiting request is let go for (``DropReason``): decided by the admission
+#: (``Admission.given_up``, ``timed_out``, ``closing``), which the room asks on its tick and at
+#: the close. ``_events`` words and counts them, ``_drops`` delivers them, ``exceptions`` names
+#: them; ``_compat`` reads Scrapy's own ``closing`` attribute.
+WAIT_REASONS = {"gave_up", "pause_gave_up", "hold_timeout", "closing"}
+REASON_OWNERS = {"_admission", "_events", "_drops", "exceptions", "_compat"}
+
+
+def _wait_reasons(source: str) -> list[str]:
+    """The waiting requests' drop reasons ``source`` writes (as string constants)."""
+    return [
+        node.value
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Constant) and node.value in WAIT_REASONS
+    ]
+
+
+def test_the_admission_decides_why_a_waiting_request_is_let_go() -> None:
+    writers = {
+        str(path.relative_to(PACKAGE)): sorted(set(found))
+        for path in MODULES
+        if path.parent.name == "crawl"
+        and path.stem not in REASON_OWNERS
+        and (found := _wait_reasons(_source(path)))
+    }
+    assert writers == {}
+
+
+@pytest.mark.parametrize(
+    "planted",
+    [
+        'self._stop_waiting(origin, expired, [], why, "hold_timeout")\n',
+        'return "gave_up", why\n',
+        'if reason == "pause_gave_up":\n    count()\n',
+        'Why("closing", message, origin)\n',
+    ],
+)
+def test_the_reason_check_finds_a_reason_written_in_a_planted_module(planted: str) -> None:
+    assert _wait_reasons(planted)
+
+
 def _scrapy_private_names() -> set[str]:
     """Every ``_name`` Scrapy defines: its private methods, attributes and module names."""
     names: set[str] = set()

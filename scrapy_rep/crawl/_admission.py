@@ -44,6 +44,7 @@ from scrapy.utils.httpobj import urlparse_cached
 from scrapy_rep.core.sources import needed_documents
 from scrapy_rep.core.stats import REJUDGED, RESCHEDULED
 from scrapy_rep.crawl._cache import OriginKeys
+from scrapy_rep.crawl._events import Why, hold_timeout_reason
 from scrapy_rep.crawl._holds import SEEN_META, seen_mark
 from scrapy_rep.crawl._pauses import exempt, route
 from scrapy_rep.crawl._verdict import user_agent
@@ -56,12 +57,13 @@ if TYPE_CHECKING:
     from scrapy_rep.core.robots_file import RobotsTxt
     from scrapy_rep.core.sources import UsageDocument
     from scrapy_rep.crawl._cache import OriginState
-    from scrapy_rep.crawl._events import Events, Where, Why
+    from scrapy_rep.crawl._events import Events, Where
     from scrapy_rep.crawl._holds import Awaited
     from scrapy_rep.crawl._pauses import Pauses
     from scrapy_rep.crawl._resolver import Resolver
     from scrapy_rep.crawl._slots import Slots
     from scrapy_rep.crawl._verdict import Known
+    from scrapy_rep.crawl.exceptions import DropReason
 
 __all__ = [
     "ADMITTED",
@@ -200,10 +202,12 @@ class Admission:
         apply_delay: Callable[[Request, float], None],
         events: Events,
         clock: Clock,
+        hold_timeout: float,
         slots: Slots | None = None,
     ) -> None:
         """``needed``: the usage documents the declared purpose needs; ``apply_delay``: put a
-        Crawl-delay on a request's download slot; ``slots``: hold each download slot's
+        Crawl-delay on a request's download slot; ``hold_timeout``: REP_HOLD_TIMEOUT, how long
+        a request may wait (``deadline``); ``slots``: hold each download slot's
         concurrency at the last look (step 6), before Scrapy's downloader queues or bursts a
         slot (None: REP_SLOT_CONCURRENCY off)."""
         #: (scheme, netloc) -> origin, for the adapters and ``origin``.
@@ -216,6 +220,7 @@ class Admission:
         self._paused = pauses.paused
         self._judge = judge
         self._apply_delay = apply_delay
+        self._timeout = hold_timeout
         # One of each, made once: waiting allocates nothing.
         self._wait_robots = Wait(resolver)
         self._wait_pause = Wait(pauses)
@@ -533,3 +538,49 @@ class Admission:
         if isinstance(decision, Drop):
             self._judge.refuse(request, decision.why, "before_schedule")
         return decision.awaited if isinstance(decision, Wait) else None
+
+    # -- why the room lets waiting requests go (asked on its tick and at the close) ----------
+
+    def given_up(self, origin: str) -> tuple[DropReason, str] | None:
+        """Why the crawl may stop waiting for ``origin`` now, with the reason its drops get:
+        its robots.txt keeps failing (``gave_up``), or it stays paused (``pause_gave_up``)."""
+        why = self._resolver.given_up(origin)
+        if why is not None:
+            return "gave_up", why
+        why = self._pauses.given_up(origin)
+        return None if why is None else ("pause_gave_up", why)
+
+    def deadline(self, origin: str, now: float) -> float:
+        """Requests of ``origin`` waiting since this or before have waited REP_HOLD_TIMEOUT. A
+        robots.txt fetch in flight that began while one still had time to wait is waited for:
+        it may answer, and dropping it first would leave the crawl to wait for that fetch
+        with nothing to do (the engine closes only once it is over)."""
+        deadline = now - self._timeout
+        started = self._resolver.fetch_started(origin)
+        return deadline if started is None else min(deadline, started - self._timeout)
+
+    def timed_out(self, origin: str, waited_for: set[str]) -> tuple[DropReason, str]:
+        """Why requests of ``origin`` that waited for ``waited_for`` (``Awaited.name``s) are
+        let go at REP_HOLD_TIMEOUT (``deadline``)."""
+        timeout = f"REP_HOLD_TIMEOUT={self._timeout:g}s"
+        paused = self._pauses.why(origin)
+        documents = sorted(waited_for - {self._resolver.name, self._pauses.name})
+        if paused is not None:
+            why = f"its pages asked to slow down ({paused}) for longer than {timeout}"
+        elif documents:
+            why = f"its {' and '.join(documents)} could not be fetched within {timeout}"
+        else:
+            state = self._resolver.peek(origin)
+            why = hold_timeout_reason(self._timeout, state.entry.error if state else None)
+        return "hold_timeout", why
+
+    def closing(self, origin: str, awaited: Awaited | None = None) -> Why:
+        """Why a request of ``origin`` waiting for ``awaited`` (robots.txt if None, a pause,
+        a place in its download slot) is dropped as the crawl closes."""
+        if awaited is not None and awaited is not self._resolver and awaited is not self._pauses:
+            what = f"it was waiting for {awaited.name}"
+        elif self._pauses.why(origin) is not None:
+            what = "it was paused (its pages asked to slow down)"
+        else:
+            what = "its robots.txt was not known"
+        return Why("closing", f"{origin}: {what} when the crawl closed", origin)

@@ -144,6 +144,7 @@ def build_components(
         apply_delay=apply_delay,
         events=events,
         clock=clock,
+        hold_timeout=config.hold_timeout,
         slots=slots,
     )
     holds = Holds(
@@ -158,7 +159,6 @@ def build_components(
         wake=wake,
         on_close=lambda: components.close(),
         held=held,
-        pauses=pauses,
         admission=admission,
         slots=slots,
     )

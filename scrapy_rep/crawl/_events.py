@@ -28,6 +28,7 @@ from scrapy_rep.core.stats import (
     FORBIDDEN,
     FORBIDDEN_BEFORE_DOWNLOAD,
     FORBIDDEN_BEFORE_SCHEDULE,
+    GAVE_UP,
     HELD_DROPPED,
     HELD_DROPPED_ON_CLOSE,
     HELD_KEPT,
@@ -40,6 +41,7 @@ from scrapy_rep.core.stats import (
     PAGE_REQUESTS_NOFOLLOW,
     PAGE_REQUESTS_REL_NOFOLLOW,
     PAUSE_FOLLOWED,
+    PAUSE_GAVE_UP,
     PAUSE_RESUMED,
     RECOVERED,
     RELEASE_FAILED,
@@ -280,6 +282,11 @@ class Events:
 
     def count(self, stat: str, n: int = 1) -> None:
         self._stats.inc_value(stat, n)
+
+    def gave_up(self, reason: DropReason) -> None:
+        """The crawl stopped waiting for an origin: counted by what gave it up (its robots.txt,
+        ``gave_up``, or a pause, ``pause_gave_up``)."""
+        self.count(GAVE_UP if reason == "gave_up" else PAUSE_GAVE_UP)
 
     def most(self, stat: str, value: int) -> None:
         """``stat`` is the largest ``value`` seen."""

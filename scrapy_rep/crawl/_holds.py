@@ -29,8 +29,8 @@ from twisted.internet import task
 from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
-from scrapy_rep.core.stats import GAVE_UP, HELD, HELD_REFILED, PAUSE_GAVE_UP, RELEASED
-from scrapy_rep.crawl._events import Waiting, Why, hold_timeout_reason
+from scrapy_rep.core.stats import HELD, HELD_REFILED, RELEASED
+from scrapy_rep.crawl._events import Waiting, Why
 from scrapy_rep.storage.held import HeldRequests, MemoryHeld
 
 if TYPE_CHECKING:
@@ -42,7 +42,6 @@ if TYPE_CHECKING:
     from scrapy_rep.crawl._cache import OriginState
     from scrapy_rep.crawl._drops import Drops
     from scrapy_rep.crawl._events import Events
-    from scrapy_rep.crawl._pauses import Pauses
     from scrapy_rep.crawl._resolver import Resolver
     from scrapy_rep.crawl._slots import Slots
     from scrapy_rep.crawl.exceptions import DropReason
@@ -73,11 +72,17 @@ class Awaited(Protocol):
 
 
 class Readmit(Protocol):
-    """What a released request still waits for, if anything (``_admission.Admission``; a
-    protocol, as the admission imports this module)."""
+    """What the room asks the admission (``_admission.Admission``; a protocol, as the
+    admission imports this module): what a released request still waits for, and why the
+    requests of an origin are let go (given up, held too long, the crawl closing)."""
 
     def awaited(self, request: Request, origin: str, now: float) -> Awaited | None:
         """Raises ``IgnoreRequest`` when it dropped ``request``."""
+
+    def given_up(self, origin: str) -> tuple[DropReason, str] | None: ...
+    def deadline(self, origin: str, now: float) -> float: ...
+    def timed_out(self, origin: str, waited_for: set[str]) -> tuple[DropReason, str]: ...
+    def closing(self, origin: str, awaited: Awaited | None = None) -> Why: ...
 
 
 T = TypeVar("T")
@@ -98,8 +103,7 @@ class Holds:
         wake: Callable[[], None] = lambda: None,
         on_close: Callable[[], None] = lambda: None,
         held: HeldRequests | None = None,
-        pauses: Pauses | None = None,
-        admission: Readmit | None = None,
+        admission: Readmit,
         slots: Slots | None = None,
     ) -> None:
         """``admission`` says what a released request still waits for; ``slots``: the
@@ -113,7 +117,6 @@ class Holds:
         self._events = events
         self._drops = drops
         self._resolver = resolver
-        self._pauses = pauses
         self._admission = admission
         self._slots = slots
         self._timeout = hold_timeout
@@ -212,7 +215,7 @@ class Holds:
         until that says so; then it goes back through the gate."""
         awaited = until or self._resolver
         if self._place_closed:
-            self._drops.drop(origin, [request], self.closed_why(origin, awaited))
+            self._drops.drop(origin, [request], self._admission.closing(origin, awaited))
             return
         self._held.add(origin, request)
         self._since.setdefault(origin, []).append((self._clock.seconds(), awaited.name))
@@ -314,7 +317,7 @@ class Holds:
             if not released:
                 # Restored (filed at ``open`` already) or adopted from another process.
                 self._file(request)
-            elif self._admission is not None:
+            else:
                 try:
                     awaited = self._admission.awaited(request, origin, now)
                 except IgnoreRequest:
@@ -400,7 +403,7 @@ class Holds:
         now = self._clock.seconds()
         for origin in list(self._since):
             times = self._since[origin]
-            old = bisect.bisect_right(times, self._deadline(origin, now), key=_held_at)
+            old = bisect.bisect_right(times, self._admission.deadline(origin, now), key=_held_at)
             if not old:
                 continue
             waited_for = {what for _since, what in times[:old]}
@@ -416,45 +419,17 @@ class Holds:
             expired = requests[:old]
             if expired:
                 dropped += len(expired)
-                why = self._timed_out(origin, waited_for)
-                self._stop_waiting(origin, expired, [], why, "hold_timeout")
+                why = self._admission.timed_out(origin, waited_for)
+                self._stop_waiting(origin, expired, [], *why)
             self._forget(origin)
         for origin in list(self._waiting):
-            waiters = _take_older(self._waiting, origin, self._deadline(origin, now))
+            waiters = _take_older(self._waiting, origin, self._admission.deadline(origin, now))
             if waiters:
                 dropped += len(waiters)
-                why = self._timed_out(origin, {self._resolver.name})
-                self._stop_waiting(origin, [], waiters, why, "hold_timeout")
+                why = self._admission.timed_out(origin, {self._resolver.name})
+                self._stop_waiting(origin, [], waiters, *why)
                 self._forget(origin)
         return dropped
-
-    def _deadline(self, origin: str, now: float) -> float:
-        """Requests of ``origin`` held at or before this have waited REP_HOLD_TIMEOUT. A
-        robots.txt fetch in flight that began while one still had time to wait is waited for:
-        it may answer, and dropping it first would leave the crawl to wait for that fetch
-        with nothing to do (the engine closes only once it is over)."""
-        deadline = now - self._timeout
-        started = self._resolver.fetch_started(origin)
-        return deadline if started is None else min(deadline, started - self._timeout)
-
-    def _timed_out(self, origin: str, waited_for: set[str]) -> str:
-        """Why requests of ``origin`` that waited for ``waited_for`` (``Awaited.name``s) are
-        let go at REP_HOLD_TIMEOUT."""
-        paused = self._pauses.why(origin) if self._pauses is not None else None
-        if paused is not None:
-            return (
-                f"its pages asked to slow down ({paused}) for longer than "
-                f"REP_HOLD_TIMEOUT={self._timeout:g}s"
-            )
-        names = {self._resolver.name, *([self._pauses.name] if self._pauses else [])}
-        documents = sorted(waited_for - names)
-        if documents:
-            return (
-                f"its {' and '.join(documents)} could not be fetched within "
-                f"REP_HOLD_TIMEOUT={self._timeout:g}s"
-            )
-        state = self._resolver.peek(origin)
-        return hold_timeout_reason(self._timeout, state.entry.error if state else None)
 
     def give_up(self) -> int:
         """Stop waiting for each origin that may be given up now (``Resolver.given_up``,
@@ -466,43 +441,30 @@ class Holds:
             return 0
         dropped = 0
         for origin in sorted({*self._since, *self._waiting}):
-            given_up = self._given_up(origin)
+            given_up = self._admission.given_up(origin)
             if given_up is None:
                 continue
             reason, why = given_up
+            self._events.gave_up(reason)
             self._since.pop(origin, None)
             waiters = [waiter for waiter, _since in self._waiting.pop(origin, [])]
             held = self._held.take(origin)
             dropped += len(held) + len(waiters)
-            self._stop_waiting(origin, held, waiters, why, reason)
+            self._stop_waiting(origin, held, waiters, reason, why)
             self._forget(origin)
         return dropped
-
-    def _given_up(self, origin: str) -> tuple[DropReason, str] | None:
-        """Why the crawl may stop waiting for ``origin`` now, with the reason its drops get:
-        its robots.txt keeps failing (``gave_up``), or it stays paused (``pause_gave_up``)."""
-        why = self._resolver.given_up(origin)
-        if why is not None:
-            return "gave_up", why
-        why = self._pauses.given_up(origin) if self._pauses is not None else None
-        return None if why is None else ("pause_gave_up", why)
 
     def _stop_waiting(
         self,
         origin: str,
         held: list[Request],
         waiters: list[Deferred[OriginState[RobotsTxt]]],
-        why: str,
         reason: DropReason,
+        why: str,
     ) -> None:
         """This run waits no longer for ``held`` and ``waiters``: the durable place keeps the
         held ones for the next run (SPEC C4); the rest are dropped with ``why`` and
-        ``reason``. An origin given up is counted by what gave it up (its robots.txt, a
-        pause)."""
-        if reason == "gave_up":
-            self._events.count(GAVE_UP)
-        elif reason == "pause_gave_up":
-            self._events.count(PAUSE_GAVE_UP)
+        ``reason``."""
         lost = self._held.put_aside(origin, held) if held else []
         kept = len(held) - len(lost)
         self._kept += kept
@@ -574,21 +536,10 @@ class Holds:
         """``engine.download`` callers (or requests at the final gate) still waiting for
         ``origin`` when the crawl closes: dropped through the drop path (counted, logged, in
         the closing summary), each failing with the reason ``closing``."""
-        why = self.closed_why(origin)
+        why = self._admission.closing(origin)
         self._drops.drop(origin, [], why, waiters=len(waiters))
         for waiter in waiters:
             waiter.errback(why.exception())
-
-    def closed_why(self, origin: str, awaited: Awaited | None = None) -> Why:
-        """Why a request of ``origin`` waiting for ``awaited`` (robots.txt if None, a pause,
-        a place in its download slot) is dropped as the crawl closes."""
-        if awaited is not None and awaited is not self._resolver and awaited is not self._pauses:
-            what = f"it was waiting for {awaited.name}"
-        elif self._pauses is not None and self._pauses.why(origin) is not None:
-            what = "it was paused (its pages asked to slow down)"
-        else:
-            what = "its robots.txt was not known"
-        return Why("closing", f"{origin}: {what} when the crawl closed", origin)
 
     def _start_tick(self) -> None:
         if not self._tick.running and not self._closed:

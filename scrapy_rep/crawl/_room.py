@@ -255,7 +255,7 @@ class Room:
         origin = self._admission.origin(request)
         if origin is not None and self._admission.from_scheduler(request):
             return self._admission.send_back(request, closing=True)
-        why = self._holds.closed_why(origin or request.url, slots.no_place)
+        why = self._admission.closing(origin or request.url, slots.no_place)
         self._verdicts.refuse(request, why, "before_download")
 
 
