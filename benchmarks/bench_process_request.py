@@ -10,8 +10,9 @@ the gate (``RobotsTxtMiddleware._on_scheduled``, the ``request_scheduled`` signa
 final gate (``process_request``, awaited through ``ensure_awaitable`` as Scrapy >= 2.14's
 downloader calls it), Scrapy's ``UserAgentMiddleware`` (500: it sets the User-Agent header after
 the final gate at 100) and the guard's last look (``RobotsTxtGuard.process_request`` at 950, its
-``leaving`` set by the middleware's ``_hold_slots``, with ``REP_SLOT_CONCURRENCY = False``: the
-slots need an engine). Without a declared purpose and with ``REP_USAGE_PURPOSES = ["train-ai"]``
+``leaving`` the middleware's room's last look: served by the middleware, or set by its
+``_hold_slots`` in trees before ``serve``, with ``REP_SLOT_CONCURRENCY = False``: the slots need
+an engine). Without a declared purpose and with ``REP_USAGE_PURPOSES = ["train-ai"]``
 (the origin's tdmrep.json known, reserving nothing). One origin whose robots.txt is known
 (``User-agent: *`` / ``Disallow: /no``), a memory store, no engine.
 

@@ -34,6 +34,7 @@ from scrapy_rep.crawl._pauses import PROBE_META, route
 from scrapy_rep.crawl._settings import MiddlewareSettings
 from scrapy_rep.crawl._slots import Slots
 from scrapy_rep.crawl._verdict import Verdicts
+from scrapy_rep.storage.held import MemoryHeld
 from scrapy_rep.storage.results import MemoryStore
 
 ORIGIN = "http://a.test"
@@ -226,7 +227,7 @@ def test_a_refusal_within_a_family_waits_for_the_documents_that_may_supersede_it
 
 def test_an_unknown_origins_first_request_goes_on_unresolved_at_the_gate_only() -> None:
     harness = Harness()
-    harness.admission.first_through = True
+    harness.parts.holds.open(MemoryHeld())  # the spider opens; held requests in memory
     first, second = Request(URL), Request(URL + "/2")
     assert harness.admission.decide(first, ORIGIN, START, "gate") is FIRST
     assert harness.admission.first(first)

@@ -98,13 +98,12 @@ class Crawl:
             document._fetcher = self.fetches
         self.crawled: list[Request] = []
         mw._holds._crawl = self.crawled.append
-        mw._admission.first_through = True
-        mw._pauses.evict = lambda key: None  # no download slots to take requests out of
+        mw._holds.open(MemoryHeld())  # the spider opens; held requests in memory
+        mw._pauses._evict = lambda key: None  # no engine, no download slots to take from
         mw._room.off_active = _waits  # type: ignore[method-assign,assignment]
-        # The guard's last look, as the middleware gives it when the spider opens.
+        # Built after the middleware, the guard has its last look (``serve``).
         self.guard = RobotsTxtGuard(crawler)
-        mw._room.open(mw._page_answers)
-        self.guard.leaving = mw._room.last_look
+        assert self.guard.leaving == mw._room.last_look
         self.page = PageRobotsMiddleware.from_crawler(crawler)
         self.page._robots = mw
         now = self.clock.seconds()

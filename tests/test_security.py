@@ -24,6 +24,7 @@ from scrapy.utils.test import get_crawler
 from test_explain import scrapy_robots
 from test_middleware_basic import MIDDLEWARE, settings
 
+from scrapy_rep import RobotsTxtMiddleware
 from scrapy_rep.crawl.guard_middleware import check_wiring
 
 GUARDED: dict[str, Any] = MIDDLEWARE["DOWNLOADER_MIDDLEWARES"]
@@ -232,6 +233,22 @@ def test_guard_below_decompression_is_refused(components: dict[str, Any], messag
 def test_guard_with_compression_disabled_or_the_addon_is_fine() -> None:
     check_wiring(get_crawler(None, settings(COMPRESSION_ENABLED=False)).settings)
     check_wiring(get_crawler(None, {"ADDONS": {"scrapy_rep.Addon": 0}}).settings)
+    addon = get_crawler(None, {"ADDONS": {"scrapy_rep.Addon": 0}}).settings
+    check_wiring(addon, RobotsTxtMiddleware)
+
+
+def test_the_middleware_after_the_guard_is_refused_with_the_orders_to_use() -> None:
+    """The guard is built with what the middleware serves it: the middleware must come first
+    (and look at a request before the guard's last look)."""
+    middlewares = {**GUARDED, "scrapy_rep.RobotsTxtMiddleware": 960}
+    crawler = get_crawler(None, settings(DOWNLOADER_MIDDLEWARES=middlewares))
+    with pytest.raises(ValueError) as refused:
+        check_wiring(crawler.settings, RobotsTxtMiddleware)
+    assert str(refused.value) == (
+        "scrapy_rep.RobotsTxtMiddleware is at 960 in DOWNLOADER_MIDDLEWARES, not below "
+        "scrapy_rep.RobotsTxtGuard (950), which must see every request after it: use "
+        '"scrapy_rep.RobotsTxtMiddleware": 100 and "scrapy_rep.RobotsTxtGuard": 950,'
+    )
 
 
 # -- the explain command fetches through the same code --------------------------------------

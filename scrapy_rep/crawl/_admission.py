@@ -204,12 +204,15 @@ class Admission:
         clock: Clock,
         hold_timeout: float,
         slots: Slots | None = None,
+        first_through: Callable[[], bool] = lambda: False,
     ) -> None:
         """``needed``: the usage documents the declared purpose needs; ``apply_delay``: put a
         Crawl-delay on a request's download slot; ``hold_timeout``: REP_HOLD_TIMEOUT, how long
         a request may wait (``deadline``); ``slots``: hold each download slot's
         concurrency at the last look (step 6), before Scrapy's downloader queues or bursts a
-        slot (None: REP_SLOT_CONCURRENCY off)."""
+        slot (None: REP_SLOT_CONCURRENCY off); ``first_through``: may an unknown origin's
+        first request go on unresolved (``FIRST``; not where held requests are durable: there
+        every one is held, so that a crash loses none)."""
         #: (scheme, netloc) -> origin, for the adapters and ``origin``.
         self.keys = OriginKeys()
         self._events = events
@@ -225,9 +228,7 @@ class Admission:
         self._wait_robots = Wait(resolver)
         self._wait_pause = Wait(pauses)
         self._wait_document = {source.resolver: Wait(source.resolver) for source in needed}
-        #: An unknown origin's first request may go on unresolved (not where held requests are
-        #: durable: there every one is held, so that a crash loses none).
-        self.first_through = False
+        self._first_through = first_through
         self._slots = slots
         self._no_place = None if slots is None else Wait(slots.no_place)
         #: Requests sent back from their slot's wait as the crawl closes (``send_back``).
@@ -266,7 +267,7 @@ class Admission:
         if state is None or state.serving.kind == "hold":
             if state is None and at == "gate":
                 if (
-                    self.first_through
+                    self._first_through()
                     and route(origin, request) not in self._paused
                     and self._resolver.claim(origin, now)
                 ):

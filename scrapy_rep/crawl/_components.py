@@ -19,11 +19,12 @@ from scrapy_rep.crawl._admission import Admission, Judge, UsageSource, needed_so
 from scrapy_rep.crawl._cache import ROBOTS, DocumentKind, OriginCache, usage_kind
 from scrapy_rep.crawl._drops import Drops
 from scrapy_rep.crawl._holds import Holds
+from scrapy_rep.crawl._page_answers import PageAnswers
 from scrapy_rep.crawl._pauses import Pauses
 from scrapy_rep.crawl._resolver import Announce, FetcherLike, Resolver
 
 if TYPE_CHECKING:
-    from scrapy.http import Request
+    from scrapy.http import Request, Response
 
     from scrapy_rep.core.clock import Clock
     from scrapy_rep.core.robots_file import RobotsTxt
@@ -50,6 +51,8 @@ class Components:
     pauses: Pauses
     #: The one answer to "may this request go now?".
     admission: Admission
+    #: What pages answer: a "slow down" pauses the route (SPEC H).
+    page_answers: PageAnswers
 
     def close(self) -> None:
         """No more fetches (the crawl closes)."""
@@ -84,6 +87,10 @@ def build_components(
     apply_delay: Callable[[Request, float], None] = lambda request, delay: None,
     labels: Sequence[str] = (),
     slots: Slots | None = None,
+    count_response: Callable[[Request, Response], None] = lambda request, response: None,
+    take_queued: Callable[[Callable[[Request], bool]], list[tuple[Request, Any]]] = (
+        lambda wanted: []
+    ),
 ) -> Components:
     """The components, wired: the resolvers are the services the others use (holds wait on them),
     and tell only ``announce`` (robots.txt) or the events (a usage document) of a new state.
@@ -94,7 +101,10 @@ def build_components(
     ``probe_timeout``: how long a pause's probe may take; ``judge``: the verdicts the admission asks
     (by default none refuses), ``apply_delay`` puts a Crawl-delay on a slot, ``labels``: the
     declared purpose's (the usage documents it needs are waited for); ``slots``: the download
-    slots' concurrency held at the last look (the holds' tick sweeps them)."""
+    slots' concurrency held at the last look (the holds' tick sweeps them);
+    ``count_response``: count a page's answer taken out of the chain as Scrapy's
+    DownloaderStats would; ``take_queued``: take requests out of Scrapy's download slots (a
+    route that pauses sends its queued requests back)."""
 
     def resolver(cache: OriginCache[Any], announced: Announce | None) -> Any:
         return Resolver(
@@ -135,6 +145,7 @@ def build_components(
         owner=owner,
         shared=shared,
         poll_interval=config.lease_poll_interval,
+        evict=lambda key: page_answers.evict(key),
     )
     admission = Admission(
         resolver=robots,
@@ -146,6 +157,7 @@ def build_components(
         clock=clock,
         hold_timeout=config.hold_timeout,
         slots=slots,
+        first_through=lambda: holds.first_through(),
     )
     holds = Holds(
         clock=clock,
@@ -162,7 +174,16 @@ def build_components(
         admission=admission,
         slots=slots,
     )
-    components = Components(cache, robots, holds, used, pauses, admission)
+    page_answers = PageAnswers(
+        admission=admission,
+        pauses=pauses,
+        events=events,
+        clock=clock,
+        count_response=count_response,
+        take_queued=take_queued,
+        slots=slots,
+    )
+    components = Components(cache, robots, holds, used, pauses, admission, page_answers)
     return components
 
 

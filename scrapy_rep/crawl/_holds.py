@@ -145,6 +145,7 @@ class Holds:
         self._kept = 0
         # The scheduler's dupefilter's ``request_seen`` (given by ``open``).
         self._seen: Callable[[Request], object] | None = None
+        self._opened = False
         # Asked to close (``let_go``); the place closed and the closing line said (``close``).
         self._closed = False
         self._place_closed = False
@@ -160,6 +161,7 @@ class Holds:
         spider's first request reaches it."""
         self._held = held
         self._seen = seen
+        self._opened = True
         count = len(held)
         if count and not self._pending:  # pending already: adopted, counted as such
             self._events.restored(count)
@@ -169,6 +171,11 @@ class Holds:
         self._pending.update(held.origins())
         if self._pending:
             self._clock.callLater(0, self._send_pending)
+
+    def first_through(self) -> bool:
+        """May an unknown origin's first request go on unresolved? Once the spider opened,
+        where held requests live in memory only (``HeldRequests.next_run`` None)."""
+        return self._opened and self._held.next_run is None
 
     def adopted(self, available: dict[str, int]) -> None:
         """Requests became this process's to release (a dead fleet process's, or left in the

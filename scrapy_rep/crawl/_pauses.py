@@ -141,7 +141,7 @@ class Pauses:
         self._owner = owner
         self._shared = shared
         #: Sends back the requests of a route that pauses waiting in the download slots.
-        self.evict = evict
+        self._evict = evict
         #: Paused routes (``route``): the gates' fast path reads this dict.
         self.paused: dict[str, _Pause] = {}
         #: Per origin, its paused routes (``given_up`` and ``why`` are asked by origin).
@@ -325,7 +325,7 @@ class Pauses:
         if pause is None:
             pause = self._add(key, _Pause(now + seconds, failures, reason, since=now))
             self._events.count(PAUSED)
-            self.evict(key)
+            self._evict(key)
         else:
             self._events.count(PAUSE_EXTENDED)
             pause.until, pause.failures, pause.reason = now + seconds, failures, reason
@@ -428,7 +428,7 @@ class Pauses:
             if pause is None:
                 pause = self._add(origin, _Pause(until, found.failures, found.reason, now))
                 self._events.paused_elsewhere(origin, found.remaining, found.reason)
-                self.evict(origin)
+                self._evict(origin)
                 self._schedule(origin, found.remaining)
             elif found.failures > pause.failures or until > pause.until + 0.05:
                 pause.until, pause.failures, pause.reason = until, found.failures, found.reason

@@ -67,9 +67,11 @@ class Room:
         resolver: Resolver[RobotsTxt],
         clock: Clock,
         slots: Slots | None,
+        page_answers: PageAnswers | None,
     ) -> None:
         """``crawler``: its engine (there once the crawl runs) keeps ``Downloader.active``;
-        ``slots``: the download slots' concurrency (None: REP_SLOT_CONCURRENCY off)."""
+        ``slots``: the download slots' concurrency (None: REP_SLOT_CONCURRENCY off);
+        ``page_answers``: whether a page's route paused since (None: pauses off)."""
         self._crawler = crawler
         self._admission = admission
         self._holds = holds
@@ -77,11 +79,6 @@ class Room:
         self._resolver = resolver
         self._clock = clock
         self._slots = slots
-        # Set when the spider opens (``open``).
-        self._page_answers: PageAnswers | None = None
-
-    def open(self, page_answers: PageAnswers | None) -> None:
-        """The spider opens: ``page_answers`` (None: pauses off) take part in the last look."""
         self._page_answers = page_answers
 
     # -- the final gate's waits --------------------------------------------------------------

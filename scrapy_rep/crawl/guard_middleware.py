@@ -12,17 +12,20 @@ pass on their way (SPEC B2):
   with ``TRUNCATED_FLAG`` and drops ``Content-Encoding``; ``Accept-Encoding`` is set to what it
   can decode that way.
 
-Every request's last look before its download slot (``leaving``: ``_room.Room.last_look``, set
-by the middleware: a page whose route paused since goes back; a request over its slot's
-concurrency waits, where Scrapy does not hold it). Pages' "slow down" answers (SPEC H) are handed to
-``PageAnswers`` (``_page_answers.py``): a page's answer before RetryMiddleware (550) and the
-HTTP cache (900), and a probe's failure. Pages are otherwise not touched.
+Every request's last look before its download slot (``leaving``: ``_room.Room.last_look``: a
+page whose route paused since goes back; a request over its slot's concurrency waits, where
+Scrapy does not hold it). Pages' "slow down" answers (SPEC H) are handed to ``PageAnswers``
+(``_page_answers.py``): a page's answer before RetryMiddleware (550) and the HTTP cache (900),
+and a probe's failure. Pages are otherwise not touched. Both are what the crawler's
+RobotsTxtMiddleware serves (``serve``): built before the guard (its order is lower, as
+``check_wiring`` requires), it leaves them for the guard to be built with.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
+from weakref import WeakKeyDictionary
 
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.utils.httpobj import urlparse_cached
@@ -50,6 +53,7 @@ __all__ = [
     "fetch_over",
     "is_fetch",
     "mark_fetch",
+    "serve",
 ]
 
 GUARD = "scrapy_rep.RobotsTxtGuard"
@@ -103,18 +107,29 @@ class PageAnswers(Protocol):
     def page_failed(self, request: Request, error: Exception) -> Request | None: ...
 
 
+#: The last look before the download slot: None to go on, a Request to send back, or a
+#: coroutine waiting for a place in the slot.
+LastLook = Callable[["Request"], Any]
+
+#: Per crawler, what its RobotsTxtMiddleware serves the guard (``serve``).
+_SERVED: WeakKeyDictionary[Crawler, tuple[LastLook, PageAnswers | None]] = WeakKeyDictionary()
+
+
+def serve(crawler: Crawler, leaving: LastLook, page_answers: PageAnswers | None) -> None:
+    """RobotsTxtMiddleware's part for ``crawler``'s guard, left before the guard is built:
+    the last look, and who is told of pages' answers (None: pauses are off)."""
+    _SERVED[crawler] = (leaving, page_answers)
+
+
 class RobotsTxtGuard:
     """Scheme check and bounded decoding for robots.txt requests; see the module docstring."""
 
     def __init__(self, crawler: Crawler) -> None:
         self._events = Events(crawler.stats, lambda: crawler.spider)
-        #: Who is told of pages' answers: scrapy_rep's RobotsTxtMiddleware sets its PageAnswers
-        #: here when the spider opens (None: it is not enabled, or pauses are off).
-        self.page_answers: PageAnswers | None = None
-        #: The last look before the download slot, set by RobotsTxtMiddleware when the spider
-        #: opens (None: nothing to look at): None to go on, a Request to send back, or a
-        #: coroutine waiting for a place in the slot.
-        self.leaving: Callable[[Request], Any] | None = None
+        # None: scrapy_rep's RobotsTxtMiddleware is not enabled (nothing to look at).
+        leaving, page_answers = _SERVED.get(crawler, (None, None))
+        self.leaving: LastLook | None = leaving
+        self.page_answers: PageAnswers | None = page_answers
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RobotsTxtGuard:
@@ -162,8 +177,9 @@ class RobotsTxtGuard:
         return self.page_answers.page_failed(request, exception)
 
 
-def check_wiring(settings: BaseSettings) -> None:
-    """Raise ValueError saying what to add unless the guard runs before decompression."""
+def check_wiring(settings: BaseSettings, middleware: type | None = None) -> None:
+    """Raise ValueError saying what to add unless the guard runs before decompression and,
+    given ``middleware`` (RobotsTxtMiddleware's class), after it."""
     orders: dict[type, Any] = {}
     for key, order in settings.getwithbase("DOWNLOADER_MIDDLEWARES").items():
         try:
@@ -179,6 +195,13 @@ def check_wiring(settings: BaseSettings) -> None:
             f"scrapy_rep.RobotsTxtMiddleware needs {GUARD} to fetch robots.txt safely "
             f"(scheme check, bounded decompression): add {line} to DOWNLOADER_MIDDLEWARES, "
             f'or enable everything with ADDONS = {{"scrapy_rep.Addon": 0}}'
+        )
+    order = None if middleware is None else orders.get(middleware)
+    if order is not None and order >= guard_order:
+        raise ValueError(
+            f"scrapy_rep.RobotsTxtMiddleware is at {order} in DOWNLOADER_MIDDLEWARES, not below "
+            f"{GUARD} ({guard_order}), which must see every request after it: use "
+            f'"scrapy_rep.RobotsTxtMiddleware": 100 and {line}'
         )
     compression = load_object(_COMPRESSION)
     above = [

@@ -47,7 +47,6 @@ from scrapy_rep.crawl._components import build_components
 from scrapy_rep.crawl._drops import Drops, FilterKind
 from scrapy_rep.crawl._events import Events
 from scrapy_rep.crawl._fetch import Fetcher
-from scrapy_rep.crawl._page_answers import PageAnswers
 from scrapy_rep.crawl._room import COPY_FLAG, Room
 from scrapy_rep.crawl._settings import (
     MiddlewareSettings,
@@ -57,7 +56,7 @@ from scrapy_rep.crawl._settings import (
 from scrapy_rep.crawl._slots import Slots
 from scrapy_rep.crawl._tokens import settings_tokens
 from scrapy_rep.crawl._verdict import Known, Verdicts
-from scrapy_rep.crawl.guard_middleware import RobotsTxtGuard, check_wiring
+from scrapy_rep.crawl.guard_middleware import check_wiring, serve
 from scrapy_rep.crawl.robot_parser import RobotParser
 from scrapy_rep.storage.held import open_held
 from scrapy_rep.storage.results import RobotsStore, StoredPause
@@ -154,12 +153,20 @@ class RobotsTxtMiddleware:
             apply_delay=self._verdicts.apply_crawl_delay,
             labels=config.purpose.labels,
             slots=self._slots,
+            count_response=lambda request, response: _compat.count_response(
+                crawler, request, response
+            ),
+            take_queued=lambda wanted: _compat.take_queued(crawler.engine, wanted),
         )
         self._components = components
         self._resolver, self._holds = components.resolver, components.holds
         self._concurrent_requests = crawler.settings.getint("CONCURRENT_REQUESTS")
         self._admission = components.admission
         self._keys = components.admission.keys
+        # SPEC H: origins whose pages said "slow down"; the gates read the dict of paused ones.
+        self._pause_on = config.pause
+        self._pauses = components.pauses
+        self._page_answers = components.page_answers
         # The waits before download, in place (the final gate's, and the guard's last look).
         self._room = Room(
             crawler=crawler,
@@ -169,29 +176,12 @@ class RobotsTxtMiddleware:
             resolver=components.resolver,
             clock=clock,
             slots=self._slots,
+            page_answers=self._page_answers if config.pause else None,
         )
-        # SPEC H: origins whose pages said "slow down"; the gates read the dict of paused ones.
-        self._pause_on = config.pause
-        self._pauses = components.pauses
-        self._page_answers = PageAnswers(
-            admission=components.admission,
-            pauses=components.pauses,
-            events=self._events,
-            clock=clock,
-            count_response=lambda request, response: _compat.count_response(
-                crawler, request, response
-            ),
-            take_queued=self._take_queued,
-        )
-        # A route that pauses sends back its requests waiting in a download slot.
-        components.pauses.evict = self._page_answers.evict
+        # The guard, built next, is built with its last look and the page answers.
+        serve(crawler, self._room.last_look, self._page_answers if config.pause else None)
         # Scrapy's own dupefilter, when it is the scheduler's (set when the spider opens).
         self._dupefilter_seen: tuple[Callable[[Request], Any], Collection[Any]] | None = None
-
-    def _take_queued(self, wanted: Callable[[Request], bool]) -> list[tuple[Request, Any]]:
-        taken = _compat.take_queued(self.crawler.engine, wanted)
-        # Taken out before their download: their slot places free now.
-        return taken if self._slots is None else self._slots.taken(taken)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RobotsTxtMiddleware:
@@ -202,7 +192,7 @@ class RobotsTxtMiddleware:
             # NotConfigured with one, on every run of a project that does not obey robots.txt.
             raise NotConfigured
         with refused_at_startup(crawler):
-            check_wiring(settings)
+            check_wiring(settings, cls)
             config = MiddlewareSettings.from_settings(settings)
             store = open_configured(config.store)
         middleware = cls(crawler, config, store)
@@ -211,6 +201,10 @@ class RobotsTxtMiddleware:
         crawler.signals.connect(middleware._on_idle, signal=signals.spider_idle)
         crawler.signals.connect(middleware._on_opened, signal=signals.spider_opened)
         crawler.signals.connect(middleware._on_closed, signal=signals.spider_closed)
+        if config.pause:
+            crawler.signals.connect(
+                middleware._page_answers.downloaded, signal=signals.response_downloaded
+            )
         if middleware._slots is not None:
             crawler.signals.connect(middleware._slots.left, signal=signals.request_left_downloader)
         return middleware
@@ -436,26 +430,11 @@ class RobotsTxtMiddleware:
         # restored requests it saw in the earlier run (lost if that run was killed).
         dupefilter = _compat.dupefilter(self.crawler.engine)
         self._holds.open(held, seen=getattr(dupefilter, "request_seen", None))
-        self._admission.first_through = held.next_run is None
         self._dupefilter_seen = _compat.dupefilter_seen(self.crawler.engine)
-        guard = _compat.downloader_middleware(self.crawler, RobotsTxtGuard)
-        if guard is not None:
-            self._hold_slots(guard)
-            if self._pause_on:
-                guard.page_answers = self._page_answers
-                self.crawler.signals.connect(
-                    self._page_answers.downloaded, signal=signals.response_downloaded
-                )
         if self._pause_on:
             # The engine awaits this handler: the first request waits for the pauses the store
             # keeps.
             await maybe_deferred_to_future(self._pauses.open())
-
-    def _hold_slots(self, guard: RobotsTxtGuard) -> None:
-        """Give the guard its last look (``Room.last_look``): a verdict whose inputs changed, the
-        pause (if on) and, when REP_SLOT_CONCURRENCY is on, the download slot's concurrency."""
-        self._room.open(self._page_answers if self._pause_on else None)
-        guard.leaving = self._room.last_look
 
     async def _on_closed(self, spider: Spider, reason: str = "") -> None:
         # Every waiting request let go (if a close request did not already: the room notices
