@@ -16,13 +16,12 @@ from scrapy_rep.core.tokens import CrawlerTokens, is_valid_token, product_token
 from scrapy_rep.core.usage import UsagePrefs, UsageSource
 
 if TYPE_CHECKING:
-    from scrapy_rep.crawl._running import running_middleware
     from scrapy_rep.crawl.addon import Addon
     from scrapy_rep.crawl.exceptions import RequestDropped
     from scrapy_rep.crawl.guard_middleware import RobotsTxtGuard
     from scrapy_rep.crawl.page_middleware import PageRobotsMiddleware
     from scrapy_rep.crawl.robot_parser import RobotParser
-    from scrapy_rep.crawl.robotstxt_middleware import RobotsTxtMiddleware
+    from scrapy_rep.crawl.robotstxt_middleware import RobotsTxtMiddleware, running_middleware
     from scrapy_rep.crawl.start_intake_middleware import StartIntakeMiddleware
 
 __version__ = "0.1.0"
@@ -60,7 +59,7 @@ _LAZY = {
     "StartIntakeMiddleware": "scrapy_rep.crawl.start_intake_middleware",
     "Addon": "scrapy_rep.crawl.addon",
     "RequestDropped": "scrapy_rep.crawl.exceptions",
-    "running_middleware": "scrapy_rep.crawl._running",
+    "running_middleware": "scrapy_rep.crawl.robotstxt_middleware",
 }
 
 

@@ -13,7 +13,7 @@ from test_crawl_parts import Stats
 from twisted.python.failure import Failure
 
 import scrapy_rep.crawl
-from scrapy_rep.crawl import _deferreds, _fetch, _verdict
+from scrapy_rep.crawl import _events, _fetch, _verdict
 from scrapy_rep.crawl._events import Events, logger
 
 CRAWL = Path(scrapy_rep.crawl.__file__).parent
@@ -46,8 +46,8 @@ def _imported(module: str) -> dict[str, str]:
 ONE_DEFINITION = [
     ("Known", _verdict, ["_admission"]),
     ("header_values", _fetch, ["_page_answers"]),
-    ("withdraw", _deferreds, ["_resolver", "_pauses"]),
-    ("guarded", _deferreds, ["_resolver", "_pauses"]),
+    ("withdraw", _events, ["_resolver", "_pauses"]),
+    ("guarded", _events, ["_resolver", "_pauses"]),
 ]
 # The copies they replaced: defined nowhere any more.
 COPIES = ["_headers", "_withdraw", "_guard"]

@@ -29,10 +29,10 @@ from scrapy_rep.core.explain import (
 from scrapy_rep.core.purpose import NO_PURPOSE, Purpose
 from scrapy_rep.core.sources import UsageDocument, known_statements
 from scrapy_rep.crawl import _compat
-from scrapy_rep.crawl._running import running_middleware
 from scrapy_rep.crawl._verdict import served_documents
 from scrapy_rep.crawl.addon import BUILTIN_MIDDLEWARE, MIDDLEWARE, MIDDLEWARE_ORDER, component_path
 from scrapy_rep.crawl.guard_middleware import GUARD, GUARD_ORDER
+from scrapy_rep.crawl.robotstxt_middleware import running_middleware
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

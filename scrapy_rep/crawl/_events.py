@@ -16,7 +16,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from scrapy_rep.core.explain_text import duration
 from scrapy_rep.core.policy import fast_retry, give_up_at
@@ -55,6 +55,7 @@ from scrapy_rep.storage.outage import Outage
 
 if TYPE_CHECKING:
     from scrapy.http import Request
+    from twisted.internet.defer import Deferred
     from twisted.python.failure import Failure
 
     from scrapy_rep.core.pagerules import PageRules
@@ -71,7 +72,9 @@ __all__ = [
     "Where",
     "Why",
     "give_up_reason",
+    "guarded",
     "hold_timeout_reason",
+    "withdraw",
 ]
 
 logger = logging.getLogger("scrapy_rep.crawl.robotstxt_middleware")
@@ -798,3 +801,33 @@ class _Directives:
 
     def __str__(self) -> str:
         return "; ".join(f"{agent}: {', '.join(d)}" for agent, d in self.rules.directives)
+
+
+# -- Deferred bookkeeping the resolvers and the pauses share: waiters per key that may cancel,
+# and store calls that must not break the crawl (their failures told through ``Events``).
+
+_W = TypeVar("_W")
+
+
+def withdraw(waiters: dict[str, list[Deferred[_W]]], key: str, waiter: Deferred[_W]) -> None:
+    """``waiter`` (cancelled) no longer waits for ``key``; a key no one waits for is dropped."""
+    waiting = waiters.get(key, [])
+    if waiter in waiting:
+        waiting.remove(waiter)
+    if not waiting:
+        waiters.pop(key, None)
+
+
+def guarded(events: Events, call: Deferred[Any], default: Any = None) -> Deferred[Any]:
+    """``call``'s result (a store call), or ``default`` when the store fails: warned once per
+    outage (``Events.store_failed``), its end told (``Events.store_answered``)."""
+
+    def answered(result: Any) -> Any:
+        events.store_answered()
+        return result
+
+    def failed(failure: Failure) -> Any:
+        events.store_failed(failure.getErrorMessage())
+        return default
+
+    return call.addCallbacks(answered, failed)

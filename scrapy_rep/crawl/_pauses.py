@@ -36,13 +36,12 @@ from twisted.internet.defer import Deferred, maybeDeferred, succeed
 
 from scrapy_rep.core.pause import Struggle, page_answer, pause_seconds
 from scrapy_rep.core.stats import PAUSE_EXTENDED, PAUSE_PROBES, PAUSED
-from scrapy_rep.crawl._deferreds import guarded, withdraw
+from scrapy_rep.crawl._events import Events, guarded, withdraw
 
 if TYPE_CHECKING:
     from scrapy.http import Request
 
     from scrapy_rep.core.clock import Clock, DelayedCall
-    from scrapy_rep.crawl._events import Events
     from scrapy_rep.storage.results import RobotsStore, StoredPause
 
 __all__ = ["DONT_PAUSE_META", "HOLD", "PROBE", "PROBE_META", "Pauses", "exempt", "route"]

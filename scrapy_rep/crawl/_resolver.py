@@ -30,8 +30,7 @@ from twisted.internet.defer import Deferred, fail, inlineCallbacks, maybeDeferre
 from twisted.python.failure import Failure
 
 from scrapy_rep.core.policy import Entry, Fetch, Limits, given_up, record, retry_delay, serving
-from scrapy_rep.crawl._deferreds import guarded, withdraw
-from scrapy_rep.crawl._events import give_up_reason
+from scrapy_rep.crawl._events import give_up_reason, guarded, withdraw
 from scrapy_rep.storage.results import RobotsStore, StoredRobots
 
 if TYPE_CHECKING:

@@ -56,7 +56,6 @@ from scrapy_rep.core.stats import (
 )
 from scrapy_rep.core.usage import UsagePrefs
 from scrapy_rep.crawl._events import PageEvents
-from scrapy_rep.crawl._running import running_middleware
 from scrapy_rep.crawl._settings import (
     PageSettings,
     refused_at_startup,
@@ -64,6 +63,7 @@ from scrapy_rep.crawl._settings import (
 )
 from scrapy_rep.crawl._tokens import settings_tokens
 from scrapy_rep.crawl._verdict import served, served_documents, user_agent
+from scrapy_rep.crawl.robotstxt_middleware import running_middleware
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

@@ -68,7 +68,7 @@ if TYPE_CHECKING:
 
     from scrapy_rep.core.clock import Clock
 
-__all__ = ["COPY_FLAG", "OriginReport", "RobotsTxtMiddleware"]
+__all__ = ["COPY_FLAG", "OriginReport", "RobotsTxtMiddleware", "running_middleware"]
 
 #: Rules that allow nothing: what an unreachable origin's requests get for now (SPEC B2).
 _DISALLOW_ALL = RobotsTxt.parse(b"User-agent: *\nDisallow: /\n")
@@ -444,3 +444,15 @@ class RobotsTxtMiddleware:
         closed = maybeDeferred(self._store.close)
         closed.addErrback(lambda failure: self._events.store_failed(failure.getErrorMessage()))
         await maybe_deferred_to_future(closed)
+
+
+def running_middleware(crawler: Crawler) -> RobotsTxtMiddleware | None:
+    """The crawler's running ``scrapy_rep.RobotsTxtMiddleware``, or None: spiders, extensions
+    and tools ask it about an origin (``resolve(url)``, a Deferred of its ``OriginReport``)
+    while the crawl runs.
+
+    None when the middleware is not enabled (``ROBOTSTXT_OBEY`` off, or not in
+    ``DOWNLOADER_MIDDLEWARES``) or the engine is not running yet: middlewares
+    exist from ``engine_started``/``spider_opened`` on. A subclass counts.
+    """
+    return _compat.downloader_middleware(crawler, RobotsTxtMiddleware)

@@ -34,7 +34,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
 from scrapy_rep.crawl import _compat
-from scrapy_rep.crawl._running import running_middleware
+from scrapy_rep.crawl.robotstxt_middleware import running_middleware
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
