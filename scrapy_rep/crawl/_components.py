@@ -103,8 +103,8 @@ def build_components(
     declared purpose's (the usage documents it needs are waited for); ``slots``: the download
     slots' concurrency held at the last look (the holds' tick sweeps them);
     ``count_response``: count a page's answer taken out of the chain as Scrapy's
-    DownloaderStats would; ``take_queued``: take requests out of Scrapy's download slots (a
-    route that pauses sends its queued requests back)."""
+    DownloaderStats would; ``take_queued``: take requests out of Scrapy's download slots, their
+    places freed (a route that pauses sends its queued requests back)."""
 
     def resolver(cache: OriginCache[Any], announced: Announce | None) -> Any:
         return Resolver(
@@ -181,7 +181,6 @@ def build_components(
         clock=clock,
         count_response=count_response,
         take_queued=take_queued,
-        slots=slots,
     )
     components = Components(cache, robots, holds, used, pauses, admission, page_answers)
     return components

@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from scrapy_rep.crawl._admission import Admission
     from scrapy_rep.crawl._events import Events
     from scrapy_rep.crawl._pauses import Pauses
-    from scrapy_rep.crawl._slots import Slots
 
 __all__ = ["PageAnswers"]
 
@@ -46,18 +45,15 @@ class PageAnswers:
         clock: Clock,
         count_response: Callable[[Request, Response], None],
         take_queued: Callable[[Callable[[Request], bool]], list[tuple[Request, Any]]],
-        slots: Slots | None,
     ) -> None:
         """``count_response``: count an answer as Scrapy's DownloaderStats would (one taken out
-        of the chain before it); ``take_queued``: take requests out of the download slots
-        (``slots``: their places free then)."""
+        of the chain before it); ``take_queued``: take requests out of the download slots."""
         self._admission = admission
         self._pauses = pauses
         self._events = events
         self._clock = clock
         self._count_response = count_response
         self._take_queued = take_queued
-        self._slots = slots
         # Requests whose answer paused their route: sent again after the pause. A hand-off
         # inside this process, from ``downloaded`` to ``page_answered``.
         self._resend: WeakSet[Request] = WeakSet()
@@ -133,11 +129,7 @@ class PageAnswers:
             origin = self._admission.origin(queued)
             return origin is not None and route(origin, queued) == key
 
-        taken = self._take_queued(mine)
-        if self._slots is not None:
-            # Taken out before their download: no ``request_left_downloader`` will free them.
-            self._slots.taken(taken)
-        for queued, deferred in taken:
+        for queued, deferred in self._take_queued(mine):
             self._events.count(f"{PAUSE_RESENT}/queued")
             # Fired on the next turn: not inside the answer being handled now.
             self._clock.callLater(0, deferred.callback, self._admission.send_back(queued))

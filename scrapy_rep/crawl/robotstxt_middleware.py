@@ -132,6 +132,13 @@ class RobotsTxtMiddleware:
             if config.slot_concurrency
             else None
         )
+        slots = self._slots
+
+        def take_queued(wanted: Callable[[Request], bool]) -> list[tuple[Request, Any]]:
+            taken = _compat.take_queued(crawler.engine, wanted)
+            # Taken out before their download: no request_left_downloader frees their places.
+            return taken if slots is None else slots.taken(taken)
+
         components = build_components(
             clock=clock,
             store=store,
@@ -156,7 +163,7 @@ class RobotsTxtMiddleware:
             count_response=lambda request, response: _compat.count_response(
                 crawler, request, response
             ),
-            take_queued=lambda wanted: _compat.take_queued(crawler.engine, wanted),
+            take_queued=take_queued,
         )
         self._components = components
         self._resolver, self._holds = components.resolver, components.holds
