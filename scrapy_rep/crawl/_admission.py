@@ -44,7 +44,7 @@ from scrapy.utils.httpobj import urlparse_cached
 from scrapy_rep.core.sources import needed_documents
 from scrapy_rep.core.stats import REJUDGED, RESCHEDULED
 from scrapy_rep.crawl._cache import OriginKeys
-from scrapy_rep.crawl._events import Why, hold_timeout_reason
+from scrapy_rep.crawl._events import Why
 from scrapy_rep.crawl._holds import SEEN_META, seen_mark
 from scrapy_rep.crawl._pauses import exempt, route
 from scrapy_rep.crawl._verdict import user_agent
@@ -572,7 +572,8 @@ class Admission:
             why = f"its {' and '.join(documents)} could not be fetched within {timeout}"
         else:
             state = self._resolver.peek(origin)
-            why = hold_timeout_reason(self._timeout, state.entry.error if state else None)
+            error = (state.entry.error if state else None) or "no answer yet"
+            why = f"its robots.txt could not be fetched within {timeout} ({error})"
         return "hold_timeout", why
 
     def closing(self, origin: str, awaited: Awaited | None = None) -> Why:

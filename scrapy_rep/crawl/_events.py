@@ -35,11 +35,6 @@ from scrapy_rep.core.stats import (
     HELD_PERSISTED,
     HELD_RESTORED,
     INTERNAL_ERROR,
-    PAGE_ITEMS_DROPPED,
-    PAGE_ITEMS_UNMARKED,
-    PAGE_ITEMS_USAGE_DROPPED,
-    PAGE_REQUESTS_NOFOLLOW,
-    PAGE_REQUESTS_REL_NOFOLLOW,
     PAUSE_FOLLOWED,
     PAUSE_GAVE_UP,
     PAUSE_RESUMED,
@@ -58,22 +53,18 @@ if TYPE_CHECKING:
     from twisted.internet.defer import Deferred
     from twisted.python.failure import Failure
 
-    from scrapy_rep.core.pagerules import PageRules
     from scrapy_rep.core.policy import Entry, Limits
-    from scrapy_rep.core.purpose import Refusal
     from scrapy_rep.core.sources import UsageDocument
     from scrapy_rep.crawl._cache import OriginState
     from scrapy_rep.crawl._settings import MiddlewareSettings
 
 __all__ = [
     "Events",
-    "PageEvents",
     "Waiting",
     "Where",
     "Why",
     "give_up_reason",
     "guarded",
-    "hold_timeout_reason",
     "withdraw",
 ]
 
@@ -250,13 +241,6 @@ def _waited_for(counts: dict[str, int]) -> str:
         thing = "their origin's pause" if what == "pause" else what
         parts.append(f"{count} {'waiting for ' if not parts else 'for '}{thing}")
     return ", ".join(parts)
-
-
-def hold_timeout_reason(hold_timeout: float, error: str | None) -> str:
-    return (
-        f"its robots.txt could not be fetched within REP_HOLD_TIMEOUT={hold_timeout:g}s "
-        f"({error or 'no answer yet'})"
-    )
 
 
 class Events:
@@ -719,88 +703,6 @@ def _outcome(state: OriginState[Any]) -> str:
     if decision.stale:
         return f"unreachable ({failure}), serving the last good copy: {answer}"
     return answer
-
-
-page_logger = logging.getLogger("scrapy_rep.crawl.page_middleware")
-
-
-class PageEvents:
-    """What the page level (robots meta tags, X-Robots-Tag, a page's usage preferences) counts
-    and logs, under its own logger."""
-
-    def __init__(self, stats: Any, spider: Callable[[], object]) -> None:
-        self._stats = stats
-        self._spider = spider
-
-    def count(self, stat: str, n: int = 1) -> None:
-        self._stats.inc_value(stat, n)
-
-    def unmarkable(self, kind: type, field: str, settings: str, *, warn: bool) -> None:
-        """An item cannot be marked; the first of its type is warned about."""
-        self._stats.inc_value(PAGE_ITEMS_UNMARKED)
-        if warn:
-            page_logger.warning(
-                "Items of type %s cannot be marked: they have no field %r (declare it, or set %s)",
-                kind.__qualname__,
-                field,
-                settings,
-                extra={"spider": self._spider()},
-            )
-
-    def page_dropped(
-        self,
-        url: str,
-        rules: PageRules,
-        *,
-        nofollow: int,
-        rel_nofollow: int,
-        usage: int,
-        refusal: Refusal | None,
-        noindex: int,
-    ) -> None:
-        """What one page's rules dropped from its callback's output: one line each."""
-        why = _Directives(rules)
-        for count, stat, message, detail in (
-            (
-                nofollow,
-                PAGE_REQUESTS_NOFOLLOW,
-                "request(s) from %s: the page says nofollow (%s)",
-                why,
-            ),
-            (
-                rel_nofollow,
-                PAGE_REQUESTS_REL_NOFOLLOW,
-                "request(s) from %s to rel=nofollow links (%s)",
-                "REP_PAGE_RELNOFOLLOW",
-            ),
-            (
-                usage,
-                PAGE_ITEMS_USAGE_DROPPED,
-                "item(s) from %s: its content may not be used for %s",
-                refusal,
-            ),
-            (
-                noindex,
-                PAGE_ITEMS_DROPPED,
-                "item(s) from %s: the page says noindex (%s); REP_PAGE_NOINDEX = 'drop'",
-                why,
-            ),
-        ):
-            if count:
-                self._stats.inc_value(stat, count)
-                page_logger.debug(
-                    "Dropped %d " + message, count, url, detail, extra={"spider": self._spider()}
-                )
-
-
-class _Directives:
-    """The directives of a page, formatted only if the log line is emitted."""
-
-    def __init__(self, rules: PageRules) -> None:
-        self.rules = rules
-
-    def __str__(self) -> str:
-        return "; ".join(f"{agent}: {', '.join(d)}" for agent, d in self.rules.directives)
 
 
 # -- Deferred bookkeeping the resolvers and the pauses share: waiters per key that may cancel,

@@ -167,7 +167,7 @@ class Holds:
             self._events.restored(count)
         if count and seen is not None:
             for request in held.peek():
-                self._file(request)
+                _file(self._seen, request, self._events)
         self._pending.update(held.origins())
         if self._pending:
             self._clock.callLater(0, self._send_pending)
@@ -323,7 +323,7 @@ class Holds:
         for index, request in enumerate(self._held.take(origin)):
             if not released:
                 # Restored (filed at ``open`` already) or adopted from another process.
-                self._file(request)
+                _file(self._seen, request, self._events)
             else:
                 try:
                     awaited = self._admission.awaited(request, origin, now)
@@ -349,22 +349,6 @@ class Holds:
                 sent += 1
         if sent and released:
             self._events.count(RELEASED, sent)
-
-    def _file(self, request: Request) -> None:
-        """If the dupefilter saw ``request`` before it was held (``SEEN_META``), file its
-        fingerprint with this crawl's dupefilter: the spider's own copy (a start request
-        yielded again by a resumed job) is then filtered as a duplicate, while this one
-        (``dont_filter``) goes. Counted when the dupefilter did not have it (lost in a
-        ``kill -9``, or another process's)."""
-        if self._seen is None or request.meta.get(SEEN_META) != seen_mark(request):
-            return
-        try:
-            known = self._seen(request)
-        except Exception as exc:  # a dupefilter whose backend is down (scrapy-redis's)
-            self._events.not_filed(request, exc)
-            return
-        if not known:
-            self._events.count(HELD_REFILED)
 
     def _send_pending(self) -> None:
         for origin in sorted(self._unsent):
@@ -521,7 +505,7 @@ class Holds:
         if self._place_closed:
             return
         self._place_closed = True
-        waited_for = self._waited_for()
+        waited_for = _waited_for(self._since)
         self._since = {}
         if self._held.next_run is None:
             self._events.closed_with_held(len(self._held), waited_for)
@@ -530,14 +514,6 @@ class Holds:
             persisted = len(self._held) - self._held.in_memory()
             self._events.closed_keeping(persisted, self._kept, self._held.next_run, waited_for)
         self._held.close()
-
-    def _waited_for(self) -> dict[str, int]:
-        """How many held requests wait for what (robots.txt, a usage document, a pause)."""
-        total: dict[str, int] = {}
-        for times in self._since.values():
-            for _since, what in times:
-                total[what] = total.get(what, 0) + 1
-        return total
 
     def _fail_at_close(self, origin: str, waiters: list[Deferred[OriginState[RobotsTxt]]]) -> None:
         """``engine.download`` callers (or requests at the final gate) still waiting for
@@ -552,6 +528,32 @@ class Holds:
         if not self._tick.running and not self._closed:
             # Often enough to notice a close within a second, and to expire on time.
             self._tick.start(min(1.0, max(0.05, self._timeout / 4)), now=False)
+
+
+def _file(seen: Callable[[Request], object] | None, request: Request, events: Events) -> None:
+    """If the dupefilter saw ``request`` before it was held (``SEEN_META``), file its
+    fingerprint with this crawl's dupefilter (``seen``): the spider's own copy (a start request
+    yielded again by a resumed job) is then filtered as a duplicate, while this one
+    (``dont_filter``) goes. Counted when the dupefilter did not have it (lost in a ``kill -9``,
+    or another process's)."""
+    if seen is None or request.meta.get(SEEN_META) != seen_mark(request):
+        return
+    try:
+        known = seen(request)
+    except Exception as exc:  # a dupefilter whose backend is down (scrapy-redis's)
+        events.not_filed(request, exc)
+        return
+    if not known:
+        events.count(HELD_REFILED)
+
+
+def _waited_for(since: dict[str, list[tuple[float, str]]]) -> dict[str, int]:
+    """How many held requests wait for what (robots.txt, a usage document, a pause)."""
+    total: dict[str, int] = {}
+    for times in since.values():
+        for _since, what in times:
+            total[what] = total.get(what, 0) + 1
+    return total
 
 
 def _held_at(item: tuple[float, str]) -> float:

@@ -28,8 +28,9 @@ middleware's drop path when it runs (``Drops.filtered``: no errback, as DepthMid
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
@@ -48,14 +49,18 @@ from scrapy_rep.core.pageusage import page_statements
 from scrapy_rep.core.purpose import Refusal
 from scrapy_rep.core.sources import Statement, known_statements, usage_of
 from scrapy_rep.core.stats import (
+    PAGE_ITEMS_DROPPED,
     PAGE_ITEMS_MARKED,
+    PAGE_ITEMS_UNMARKED,
+    PAGE_ITEMS_USAGE_DROPPED,
     PAGE_ITEMS_USAGE_MARKED,
     PAGE_NOFOLLOW,
     PAGE_NOINDEX,
+    PAGE_REQUESTS_NOFOLLOW,
+    PAGE_REQUESTS_REL_NOFOLLOW,
     PAGE_USAGE_REFUSED,
 )
 from scrapy_rep.core.usage import UsagePrefs
-from scrapy_rep.crawl._events import PageEvents
 from scrapy_rep.crawl._settings import (
     PageSettings,
     refused_at_startup,
@@ -80,6 +85,9 @@ __all__ = [
     "response_statements",
 ]
 
+#: The page level's own log lines (``_PageEvents``).
+_logger = logging.getLogger("scrapy_rep.crawl.page_middleware")
+
 #: Where the page's ``PageRules`` are kept: ``response.meta[META_KEY]``.
 META_KEY = "rep_page_rules"
 #: Where the response's combined usage preferences are kept: ``response.meta[USAGE_KEY]``.
@@ -93,7 +101,7 @@ class PageRobotsMiddleware:
         self.crawler = crawler
         self.config = config
         assert crawler.stats is not None
-        self._events = PageEvents(crawler.stats, lambda: crawler.spider)
+        self._events = _PageEvents(crawler.stats, lambda: crawler.spider)
         # The same tokens robots.txt is obeyed as (SPEC D4), from the one place that decides them.
         self._tokens = settings_tokens(crawler.settings, crawler)
         self._unmarkable: set[tuple[type, str]] = set()
@@ -409,3 +417,82 @@ def _rel_nofollow_urls(response: Response) -> frozenset[str]:
         if "nofollow" in rel:
             urls.add(canonicalize_url(response.urljoin(link.attrib["href"].strip())))
     return frozenset(urls)
+
+
+class _PageEvents:
+    """What the page level (robots meta tags, X-Robots-Tag, a page's usage preferences) counts
+    and logs, under its own logger."""
+
+    def __init__(self, stats: Any, spider: Callable[[], object]) -> None:
+        self._stats = stats
+        self._spider = spider
+
+    def count(self, stat: str, n: int = 1) -> None:
+        self._stats.inc_value(stat, n)
+
+    def unmarkable(self, kind: type, field: str, settings: str, *, warn: bool) -> None:
+        """An item cannot be marked; the first of its type is warned about."""
+        self._stats.inc_value(PAGE_ITEMS_UNMARKED)
+        if warn:
+            _logger.warning(
+                "Items of type %s cannot be marked: they have no field %r (declare it, or set %s)",
+                kind.__qualname__,
+                field,
+                settings,
+                extra={"spider": self._spider()},
+            )
+
+    def page_dropped(
+        self,
+        url: str,
+        rules: PageRules,
+        *,
+        nofollow: int,
+        rel_nofollow: int,
+        usage: int,
+        refusal: Refusal | None,
+        noindex: int,
+    ) -> None:
+        """What one page's rules dropped from its callback's output: one line each."""
+        why = _Directives(rules)
+        for count, stat, message, detail in (
+            (
+                nofollow,
+                PAGE_REQUESTS_NOFOLLOW,
+                "request(s) from %s: the page says nofollow (%s)",
+                why,
+            ),
+            (
+                rel_nofollow,
+                PAGE_REQUESTS_REL_NOFOLLOW,
+                "request(s) from %s to rel=nofollow links (%s)",
+                "REP_PAGE_RELNOFOLLOW",
+            ),
+            (
+                usage,
+                PAGE_ITEMS_USAGE_DROPPED,
+                "item(s) from %s: its content may not be used for %s",
+                refusal,
+            ),
+            (
+                noindex,
+                PAGE_ITEMS_DROPPED,
+                "item(s) from %s: the page says noindex (%s); REP_PAGE_NOINDEX = 'drop'",
+                why,
+            ),
+        ):
+            if count:
+                self._stats.inc_value(stat, count)
+                _logger.debug(
+                    "Dropped %d " + message, count, url, detail, extra={"spider": self._spider()}
+                )
+
+
+class _Directives:
+    """The directives of a page, formatted only if the log line is emitted."""
+
+    def __init__(self, rules: PageRules) -> None:
+        self.rules = rules
+
+    def __str__(self) -> str:
+        return "; ".join(f"{agent}: {', '.join(d)}" for agent, d in self.rules.directives)
