@@ -243,10 +243,28 @@ def _waited_for(counts: dict[str, int]) -> str:
     return ", ".join(parts)
 
 
+if TYPE_CHECKING:
+    _Adapter = logging.LoggerAdapter[logging.Logger]
+else:
+    _Adapter = logging.LoggerAdapter
+
+
+class _SpiderLog(_Adapter):
+    """The middleware's logger, each record with the crawl's spider (``extra``), as Scrapy's
+    own log lines carry it."""
+
+    spider: Callable[[], object]
+
+    def process(self, msg: Any, kwargs: Any) -> tuple[Any, Any]:
+        kwargs["extra"] = {"spider": self.spider()}
+        return msg, kwargs
+
+
 class Events:
     def __init__(self, stats: Any, spider: Callable[[], object]) -> None:
         self._stats = stats
-        self._spider = spider
+        self._log = _SpiderLog(logger, {})
+        self._log.spider = spider
         self._store = Outage(
             stats=stats,
             logger=logger,
@@ -263,9 +281,6 @@ class Events:
         self._broke: BoundedSet[str] = BoundedSet()
         # A restored request could not be filed with the dupefilter (one WARNING).
         self._not_filed = False
-
-    def _extra(self) -> dict[str, object]:
-        return {"spider": self._spider()}
 
     def count(self, stat: str, n: int = 1) -> None:
         self._stats.inc_value(stat, n)
@@ -288,33 +303,22 @@ class Events:
         if why.reason == "usage":
             self._stats.inc_value(USAGE_FORBIDDEN)
             self._stats.inc_value(f"{USAGE_FORBIDDEN}/{why.label}")
-            if logger.isEnabledFor(logging.DEBUG):
-                logger.debug(
-                    "Not used for %s %s: %s (%s)",
-                    why.label,
-                    when,
-                    request,
-                    why.rule_arg(),
-                    extra=self._extra(),
+            if self._log.isEnabledFor(logging.DEBUG):
+                self._log.debug(
+                    "Not used for %s %s: %s (%s)", why.label, when, request, why.rule_arg()
                 )
             return
         self._stats.inc_value(FORBIDDEN)
         self._stats.inc_value(
             FORBIDDEN_BEFORE_SCHEDULE if where == "before_schedule" else FORBIDDEN_BEFORE_DOWNLOAD
         )
-        if logger.isEnabledFor(logging.DEBUG):
-            logger.debug(
-                "Forbidden by robots.txt %s: %s (%s)",
-                when,
-                request,
-                why.rule_arg(),
-                extra=self._extra(),
-            )
+        if self._log.isEnabledFor(logging.DEBUG):
+            self._log.debug("Forbidden by robots.txt %s: %s (%s)", when, request, why.rule_arg())
 
     def start_refused(self, request: Request, why: Why) -> None:
         """A start request refused: the crawl may be blocked (once per origin)."""
         what = "is forbidden by robots.txt" if why.reason == "disallowed" else "is refused"
-        logger.warning(
+        self._log.warning(
             "Start request %s %s (%s; %s). It is not downloaded, nor is any other request of "
             "%s this rule refuses",
             request,
@@ -322,19 +326,17 @@ class Events:
             why.message if why.reason != "disallowed" else why.origin,
             why.rule_text(),
             why.origin,
-            extra=self._extra(),
         )
 
     def dropped(self, origin: str, count: int, why: Why) -> None:
         """``count`` waiting requests of ``origin`` are not downloaded (``why``)."""
         self._stats.inc_value(HELD_DROPPED, count)
-        logger.warning(
+        self._log.warning(
             "Dropped %d request(s) for %s, not downloaded: %s%s",
             count,
             origin,
             why.rule_text() or why.message,
             why.advice,
-            extra=self._extra(),
         )
 
     def drop_summary(self, total: int, origins: int, top: list[tuple[str, str]]) -> None:
@@ -344,13 +346,12 @@ class Events:
             return
         lines = "".join(f"\n  {origin}: {counts}" for origin, counts in top)
         more = f" (the {len(top)} with the most below)" if origins > len(top) else ""
-        logger.info(
+        self._log.info(
             "scrapy-rep dropped %d request(s), not downloaded, from %d origin(s)%s:%s",
             total,
             origins,
             more,
             lines,
-            extra=self._extra(),
         )
 
     def kept(self, origin: str, kept: int, reason: str, next_run: str | None) -> None:
@@ -358,7 +359,7 @@ class Events:
         requests wait for the job's next run (``next_run`` says where and how)."""
         self._stats.inc_value(HELD_KEPT, kept)
         level = logging.WARNING if self._kept.add(origin) else logging.INFO
-        logger.log(
+        self._log.log(
             level,
             "Stopped waiting for %s: %s. Its %d held request(s) are kept for the job's "
             "next run in %s",
@@ -366,48 +367,33 @@ class Events:
             reason,
             kept,
             next_run,
-            extra=self._extra(),
         )
 
     def undelivered(self, request: Request) -> None:
         """A dropped request's errback could not be handed to Scrapy (the crawl closed)."""
-        logger.debug("Errback of %s not delivered", request, exc_info=True, extra=self._extra())
+        self._log.debug("Errback of %s not delivered", request, exc_info=True)
 
     def scheme_refused(self, url: str, scheme: str) -> None:
         """RobotsTxtGuard refused a robots.txt request another middleware rewrote."""
         self._stats.inc_value(SCHEME_REFUSED)
-        logger.warning(
-            "Refused to fetch robots.txt from %.200r (%s:)", url, scheme, extra=self._extra()
-        )
+        self._log.warning("Refused to fetch robots.txt from %.200r (%s:)", url, scheme)
 
     def redirect_refused(self, document: str, url: str, error: str) -> None:
         """SPEC B2: a redirect of ``document`` at ``url`` is not followed: no such document."""
-        logger.warning(
-            "%s at %s: %s; no %s, everything allowed",
-            document,
-            url,
-            error,
-            document,
-            extra=self._extra(),
-        )
+        self._log.warning("%s at %s: %s; no %s, everything allowed", document, url, error, document)
 
     def document_resolved(self, document: UsageDocument, state: OriginState[Any]) -> None:
         """A usage document of an origin is known: what it holds, or why it states nothing."""
         if state.serving.kind == "rules" and state.document is not None:
-            logger.info(
-                "%s of %s: %s",
-                document.name,
-                state.origin,
-                document.summary(state.document),
-                extra=self._extra(),
+            self._log.info(
+                "%s of %s: %s", document.name, state.origin, document.summary(state.document)
             )
         elif state.serving.kind == "hold":
-            logger.info(
+            self._log.info(
                 "%s of %s could not be fetched (%s): it states nothing for now",
                 document.name,
                 state.origin,
                 state.entry.error or f"status {state.entry.status}",
-                extra=self._extra(),
             )
 
     def crawl_delay(
@@ -428,56 +414,46 @@ class Events:
             what = f"clamped to {applied:g}s (REP_CRAWL_DELAY_MAX)"
         else:
             what = "applied to its download slot"
-        logger.info("Crawl-delay %gs of %s: %s", asked, origin, what, extra=self._extra())
+        self._log.info("Crawl-delay %gs of %s: %s", asked, origin, what)
 
     def paused(self, origin: str, seconds: float, reason: str, *, first: bool) -> None:
         """``origin`` pauses for ``seconds`` (SPEC H): a WARNING when it starts, then INFO."""
         if first:
-            logger.warning(
+            self._log.warning(
                 "Pausing %s for %s: %s. Its requests are held and sent again after the pause, "
                 "then one request probes it (REP_PAUSE = False turns pauses off)",
                 origin,
                 duration(seconds),
                 reason,
-                extra=self._extra(),
             )
         else:
-            logger.info(
+            self._log.info(
                 "%s still asks to slow down (%s): paused for %s more",
                 origin,
                 reason,
                 duration(seconds),
-                extra=self._extra(),
             )
 
     def paused_elsewhere(self, origin: str, seconds: float, reason: str) -> None:
         """Another process of the fleet (or an earlier run of the job) paused ``origin``."""
         self._stats.inc_value(PAUSE_FOLLOWED)
-        logger.info(
+        self._log.info(
             "%s is paused (found in the store: %s), %s left: its requests are held",
             origin,
             reason,
             duration(seconds),
-            extra=self._extra(),
         )
 
     def resumed(self, origin: str, paused_for: float, why: str) -> None:
         self._stats.inc_value(PAUSE_RESUMED)
-        logger.info(
-            "Resuming %s after %s paused: %s",
-            origin,
-            duration(paused_for),
-            why,
-            extra=self._extra(),
-        )
+        self._log.info("Resuming %s after %s paused: %s", origin, duration(paused_for), why)
 
     def release_failed(self, request: Request, error: BaseException) -> None:
         self._stats.inc_value(RELEASE_FAILED)
-        logger.warning(
+        self._log.warning(
             "Could not send %s back to the scheduler (%s): it stays held and is retried",
             request,
             error,
-            extra=self._extra(),
         )
 
     def not_filed(self, request: Request, error: BaseException) -> None:
@@ -485,12 +461,11 @@ class Events:
         if self._not_filed:
             return
         self._not_filed = True
-        logger.warning(
+        self._log.warning(
             "Could not file %s with the dupefilter (%s): the spider's own copy of it, if it "
             "makes one again, may be downloaded too (further such failures are not logged)",
             request,
             error,
-            extra=self._extra(),
         )
 
     def store_failed(self, error: str) -> None:
@@ -504,16 +479,15 @@ class Events:
         first time in a row, DEBUG after (it is retried, backing off)."""
         self._stats.inc_value(INTERNAL_ERROR)
         if first:
-            logger.error(
+            self._log.error(
                 "Resolving %s of %s failed (retried, backing off): %s",
                 document,
                 origin,
                 error.getErrorMessage(),
                 exc_info=error.value,
-                extra=self._extra(),
             )
         else:
-            logger.debug("Resolving %s of %s failed again", document, origin, extra=self._extra())
+            self._log.debug("Resolving %s of %s failed again", document, origin)
 
     def contained(self, where: str, error: Exception, *, once: str | None = None) -> None:
         """Handling ``where`` raised (a signal handler, where Scrapy would log it every time; a
@@ -521,13 +495,7 @@ class Events:
         ``where``), then only the stat."""
         self._stats.inc_value(INTERNAL_ERROR)
         if self._broke.add(f"{once or where}:{type(error).__name__}"):
-            logger.error(
-                "Handling %s failed (logged once): %r",
-                where,
-                error,
-                exc_info=error,
-                extra=self._extra(),
-            )
+            self._log.error("Handling %s failed (logged once): %r", where, error, exc_info=error)
 
     def fetch_broke(self, document: str, origin: str, error: Exception) -> None:
         """Handling the answer to ``origin``'s ``document`` raised: it counts as that origin's
@@ -559,7 +527,7 @@ class Events:
         if failing and not was_failing:
             self._stats.inc_value(UNREACHABLE)
             if decision.kind != "hold" or waiting is None:
-                logger.warning(
+                self._log.warning(
                     "robots.txt of %s is unreachable (%s)%s",
                     state.origin,
                     entry.error or f"status {entry.status}",
@@ -569,11 +537,10 @@ class Events:
                     "everything allowed"
                     if decision.kind != "hold"
                     else "",
-                    extra=self._extra(),
                 )
         elif was_failing and not failing:
             self._stats.inc_value(RECOVERED)
-            logger.warning("robots.txt of %s is reachable again", state.origin, extra=self._extra())
+            self._log.warning("robots.txt of %s is reachable again", state.origin)
         if failing and decision.stale:
             self._stats.inc_value(STALE_SERVED)
         details = []
@@ -588,13 +555,12 @@ class Events:
             then = waiting.attempt(entry, now)
         else:
             then = f"next fetch in {duration(decision.refresh_at - now)}"
-        logger.info(
+        self._log.info(
             "robots.txt of %s: %s%s; %s",
             state.origin,
             _outcome(state),
             f" ({', '.join(details)})" if details else "",
             then,
-            extra=self._extra(),
         )
 
     def holding(self, state: OriginState[Any], waiting: Waiting) -> None:
@@ -619,14 +585,13 @@ class Events:
                 f"each for at most {duration(waiting.hold_timeout)} (REP_HOLD_TIMEOUT), the "
                 f"first until {_clock(stop[0])}"
             )
-        logger.warning(
+        self._log.warning(
             "Waiting for the robots.txt of %s (unreachable: %s): its requests are held until it "
             "answers, %s; %s",
             state.origin,
             entry.error or f"status {entry.status}",
             until,
             waiting.advice(entry),
-            extra=self._extra(),
         )
 
     def closed_with_held(self, lost: int, waited_for: dict[str, int]) -> None:
@@ -634,12 +599,11 @@ class Events:
         ``waited_for``: how many waited for what."""
         if lost:
             self._stats.inc_value(HELD_DROPPED_ON_CLOSE, lost)
-            logger.warning(
+            self._log.warning(
                 "Crawl closed with %d request(s) held (%s); they were not downloaded "
                 "(set JOBDIR, or a Redis REP_STORE, to keep them for the next run)",
                 lost,
                 _waited_for(waited_for) or "waiting",
-                extra=self._extra(),
             )
 
     def closed_keeping(
@@ -652,7 +616,7 @@ class Events:
             self._stats.inc_value(HELD_PERSISTED, persisted)
         if persisted or kept:
             waiting = _waited_for(waited_for)
-            logger.info(
+            self._log.info(
                 "%d held request(s) stay in %s (%d still waiting when the crawl closed%s, %d "
                 "that it stopped waiting for)",
                 persisted + kept,
@@ -660,16 +624,11 @@ class Events:
                 persisted,
                 f": {waiting}" if persisted and waiting else "",
                 kept,
-                extra=self._extra(),
             )
 
     def restored(self, count: int) -> None:
         self._stats.inc_value(HELD_RESTORED, count)
-        logger.info(
-            "Resuming %d request(s) held when the job stopped",
-            count,
-            extra=self._extra(),
-        )
+        self._log.info("Resuming %d request(s) held when the job stopped", count)
 
 
 def _plural(count: int, noun: str) -> str:
