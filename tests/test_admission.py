@@ -26,7 +26,7 @@ from twisted.internet.defer import Deferred
 from scrapy_rep.core.policy import Fetch, Limits, record
 from scrapy_rep.core.purpose import NO_PURPOSE, Purpose
 from scrapy_rep.core.tokens import CrawlerTokens
-from scrapy_rep.crawl._admission import ADMITTED, FIRST, GO, Drop, Token, Wait
+from scrapy_rep.crawl._admission import ADMITTED, FIRST, GO, NO_PLACE, Drop, Token, Wait
 from scrapy_rep.crawl._components import Components, build_components
 from scrapy_rep.crawl._drops import Drops
 from scrapy_rep.crawl._events import Events
@@ -336,14 +336,11 @@ def test_the_last_look_sends_back_only_an_admitted_request_whose_route_paused() 
     assert not harness.admission.leaving(Request(URL))  # not admitted here
 
 
-def test_concurrency_comes_last_and_only_where_slots_are_held() -> None:
-    """Step 6: after the pause's last look, a request over its slot's concurrency waits for a
-    place (the Deferred ``Slots.enter`` gives); without slots held (REP_SLOT_CONCURRENCY off)
-    every request has room."""
+def test_a_slot_wait_the_close_ended_is_held_for_no_place_once() -> None:
+    """Step 6: a request over its slot's concurrency waits for a place (the Deferred
+    ``Slots.enter`` gives, asked by the room's last look); one whose wait the crawl's close
+    ended is told at the gate to wait for ``NO_PLACE`` (held as the crawl closes), once."""
     first, second, third = (Request(f"{URL}/{i}") for i in range(3))
-    without = Harness()
-    without.robots("rules")
-    assert without.admission.room(first) is None
     slots = Slots(
         slot_of=lambda request: ("a.test", None),
         limit_of=lambda slot: (2, False),
@@ -353,16 +350,16 @@ def test_concurrency_comes_last_and_only_where_slots_are_held() -> None:
     )
     harness = Harness(slots=slots)
     harness.robots("rules")
-    assert harness.admission.room(first) is None
-    assert harness.admission.room(second) is None
-    waiting = harness.admission.room(third)
+    assert slots.enter(first) is None
+    assert slots.enter(second) is None
+    waiting = slots.enter(third)
     assert waiting is not None and not waiting.called and slots.busy()
     harness.pause("paused")
     assert harness.admission.decide(third, ORIGIN, START, "download") == Wait(harness.parts.pauses)
     # A wait the crawl's close ended: back at the gate it is told to wait for a place (held as
     # the crawl closes), once; any other request is judged as ever.
     harness.admission.send_back(second, closing=True)
-    assert harness.admission.decide(second, ORIGIN, START, "gate") == Wait(slots.no_place)
+    assert harness.admission.decide(second, ORIGIN, START, "gate") == Wait(NO_PLACE)
     assert harness.admission.decide(second, ORIGIN, START, "gate") == Wait(harness.parts.pauses)
 
 

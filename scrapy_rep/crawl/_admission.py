@@ -14,10 +14,11 @@ guard's last look. No per-origin condition is tested anywhere else. The order:
    refusal drops.
 4. The route's pause (SPEC H), last: a request that will be dropped is never held for it.
 5. Go; before download, with the origin's Crawl-delay on its download slot.
-6. Concurrency, at the guard's last look only (``room``), where Scrapy does not hold it
-   (``_slots``): a request over its download slot's concurrency waits for a place there. One
+6. Concurrency, at the guard's last look only, where Scrapy does not hold it (the room's
+   ``Slots``): a request over its download slot's concurrency waits for a place there. One
    whose wait the crawl's close ended comes back to the gate (``send_back(closing=True)``) and
-   is told to wait there: held as the crawl closes.
+   is told to wait there for a place that will not come (``NO_PLACE``): held as the crawl
+   closes.
 
 A verdict belongs to the request it was given for. What the decision let go is bound to that
 request object in this process (``_Given``, a weak reference: never to anything its meta
@@ -40,6 +41,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, NoReturn, Protocol, TypeAlias
 
 from scrapy.utils.httpobj import urlparse_cached
+from twisted.internet.defer import Deferred
 
 from scrapy_rep.core.sources import needed_documents
 from scrapy_rep.core.stats import REJUDGED, RESCHEDULED
@@ -51,7 +53,6 @@ from scrapy_rep.crawl._verdict import user_agent
 
 if TYPE_CHECKING:
     from scrapy.http import Request
-    from twisted.internet.defer import Deferred
 
     from scrapy_rep.core.clock import Clock
     from scrapy_rep.core.robots_file import RobotsTxt
@@ -61,7 +62,6 @@ if TYPE_CHECKING:
     from scrapy_rep.crawl._holds import Awaited
     from scrapy_rep.crawl._pauses import Pauses
     from scrapy_rep.crawl._resolver import Resolver
-    from scrapy_rep.crawl._slots import Slots
     from scrapy_rep.crawl._verdict import Known
     from scrapy_rep.crawl.exceptions import DropReason
 
@@ -69,6 +69,7 @@ __all__ = [
     "ADMITTED",
     "FIRST",
     "GO",
+    "NO_PLACE",
     "RESOLVE",
     "Admission",
     "Drop",
@@ -146,6 +147,19 @@ class Wait:
     awaited: Awaited
 
 
+class _NoPlace:
+    """What a request whose slot wait the close ended is held for: a place that will not come
+    (the crawl closes, and lets its held requests go with it)."""
+
+    name = "a place in its download slot"
+
+    def wait(self, origin: str, trigger: Request | None) -> Deferred[None]:
+        return Deferred()
+
+
+NO_PLACE = _NoPlace()
+
+
 class _Resolve:
     __slots__ = ()
 
@@ -203,14 +217,11 @@ class Admission:
         events: Events,
         clock: Clock,
         hold_timeout: float,
-        slots: Slots | None = None,
         first_through: Callable[[], bool] = lambda: False,
     ) -> None:
         """``needed``: the usage documents the declared purpose needs; ``apply_delay``: put a
         Crawl-delay on a request's download slot; ``hold_timeout``: REP_HOLD_TIMEOUT, how long
-        a request may wait (``deadline``); ``slots``: hold each download slot's
-        concurrency at the last look (step 6), before Scrapy's downloader queues or bursts a
-        slot (None: REP_SLOT_CONCURRENCY off); ``first_through``: may an unknown origin's
+        a request may wait (``deadline``); ``first_through``: may an unknown origin's
         first request go on unresolved (``FIRST``; not where held requests are durable: there
         every one is held, so that a crash loses none)."""
         #: (scheme, netloc) -> origin, for the adapters and ``origin``.
@@ -229,8 +240,7 @@ class Admission:
         self._wait_pause = Wait(pauses)
         self._wait_document = {source.resolver: Wait(source.resolver) for source in needed}
         self._first_through = first_through
-        self._slots = slots
-        self._no_place = None if slots is None else Wait(slots.no_place)
+        self._no_place = Wait(NO_PLACE)
         #: Requests sent back from their slot's wait as the crawl closes (``send_back``).
         self._closed_out: weakref.WeakSet[Request] = weakref.WeakSet()
         # The verdicts given in this process, each keyed and valued by its ``_Given`` (a weak
@@ -254,7 +264,6 @@ class Admission:
         if at == "gate" and self._closed_out and request in self._closed_out:
             # Step 6 at close: no place will come; held (kept or said at close, as held ones).
             self._closed_out.discard(request)
-            assert self._no_place is not None  # only slot waits end so
             return self._no_place
         meta = request.meta
         given = meta.get(ADMITTED)
@@ -441,15 +450,6 @@ class Admission:
             return False
         origin = self.origin(request)
         return origin is not None and self.paused(origin, request, self._clock.seconds())
-
-    def room(self, request: Request) -> Deferred[None] | None:
-        """Step 6, after ``leaving``: None when ``request`` may enter its download slot now
-        (counted there until it leaves the downloader), else a Deferred fired when it has its
-        place (``Slots.enter``). Every request counts, as Scrapy counts it in the slot: pages,
-        robots.txt and usage-document fetches, ``engine.download`` callers,
-        ``dont_obey_robotstxt`` ones."""
-        slots = self._slots
-        return None if slots is None else slots.enter(request)
 
     def send_back(self, request: Request, *, closing: bool = False) -> Request:
         """``request`` on its way back to the scheduler, to be admitted again (held, if it

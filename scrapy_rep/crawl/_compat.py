@@ -24,6 +24,7 @@ from twisted.internet.defer import Deferred, succeed
 from scrapy_rep.crawl import _inline
 
 if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
     from scrapy.signalmanager import SignalManager
     from twisted.python.failure import Failure
 
@@ -36,6 +37,7 @@ __all__ = [
     "close_requested",
     "close_spider",
     "count_response",
+    "crawl",
     "download",
     "downloader_slot",
     "dupefilter",
@@ -347,6 +349,13 @@ def leave_active(engine: Any, request: Request) -> bool:
     # Ask the engine for its next request now rather than at its next 5 s heartbeat.
     wake(engine)
     return True
+
+
+def crawl(crawler: Crawler, request: Request) -> None:
+    """``engine.crawl`` (every version): ``request`` to the scheduler, the engine running."""
+    engine = crawler.engine
+    assert engine is not None
+    engine.crawl(request)
 
 
 def wake(engine: Any) -> None:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from scrapy_rep.core.tdmrep import TDMREP
 from scrapy_rep.crawl._admission import Admission, Judge, UsageSource, needed_sources
-from scrapy_rep.crawl._cache import ROBOTS, DocumentKind, OriginCache, usage_kind
+from scrapy_rep.crawl._cache import ROBOTS, DocumentKind, OriginCache, OriginState, usage_kind
 from scrapy_rep.crawl._drops import Drops
 from scrapy_rep.crawl._holds import Holds
 from scrapy_rep.crawl._page_answers import PageAnswers
@@ -77,7 +77,7 @@ def build_components(
     closing: Callable[[], bool],
     wake: Callable[[], None] = lambda: None,
     crawl_delay: Callable[[RobotsTxt], float | None] | None = None,
-    announce: Announce | None = None,
+    rules_parsed: Callable[[Any, Any, Request | None], None] = lambda *parsed: None,
     held: HeldRequests | None = None,
     drops: Drops | None = None,
     documents: Sequence[UsageDocument] = (TDMREP,),
@@ -93,7 +93,8 @@ def build_components(
     ),
 ) -> Components:
     """The components, wired: the resolvers are the services the others use (holds wait on them),
-    and tell only ``announce`` (robots.txt) or the events (a usage document) of a new state.
+    and tell the events of a new state (robots.txt's with what waits for it, then
+    ``rules_parsed``: its Crawl-delay line and ``robots_parsed``).
     ``holds.let_go()`` (the crawl closing) closes them all. ``held``: where held requests live
     until ``holds.open`` gives the crawl's own place (memory by default). ``drops``: the drop
     path (by default one that delivers no errback: nothing to deliver to without a crawl).
@@ -122,6 +123,24 @@ def build_components(
 
     size = config.parsed_cache_size
     cache = OriginCache(ROBOTS, config.limits, size, crawl_delay)
+
+    def announce(
+        state: OriginState[RobotsTxt],
+        previous: OriginState[RobotsTxt] | None,
+        now: float,
+        trigger: Request | None,
+        from_store: bool,
+    ) -> None:
+        """A new robots.txt state: logged, with what it means for the requests waiting for
+        it; then ``rules_parsed``."""
+        waiting = None
+        if not robots.serves(state) and holds.wanted(state.origin):
+            waiting = holds.waiting(state.origin)
+        events.resolved(state, previous, now, from_store=from_store, waiting=waiting)
+        if waiting is not None:
+            events.holding(state, waiting)
+        rules_parsed(state, previous, trigger)
+
     robots: Resolver[RobotsTxt] = resolver(cache, announce)
     used = tuple(
         UsageSource(
@@ -156,7 +175,6 @@ def build_components(
         events=events,
         clock=clock,
         hold_timeout=config.hold_timeout,
-        slots=slots,
         first_through=lambda: holds.first_through(),
     )
     holds = Holds(

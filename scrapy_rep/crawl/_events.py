@@ -56,7 +56,6 @@ if TYPE_CHECKING:
     from scrapy_rep.core.policy import Entry, Limits
     from scrapy_rep.core.sources import UsageDocument
     from scrapy_rep.crawl._cache import OriginState
-    from scrapy_rep.crawl._settings import MiddlewareSettings
 
 __all__ = [
     "Events",
@@ -397,16 +396,16 @@ class Events:
             )
 
     def crawl_delay(
-        self, origin: str, asked: float, applied: float | None, config: MiddlewareSettings
+        self, origin: str, asked: float, applied: float | None, *, on: bool, most: float
     ) -> None:
         """``origin``'s robots.txt asks for a Crawl-delay: say what is done with it (once per
-        copy of its rules)."""
-        if not config.crawl_delay:
+        copy of its rules), given REP_CRAWL_DELAY (``on``) and REP_CRAWL_DELAY_MAX (``most``)."""
+        if not on:
             self._stats.inc_value(CRAWL_DELAY_IGNORED)
             what = "not applied (REP_CRAWL_DELAY = False; Google ignores it)"
         elif applied is None or math.isinf(applied):
             what = (
-                f"above REP_CRAWL_DELAY_MAX={config.crawl_delay_max:g}s: its requests are "
+                f"above REP_CRAWL_DELAY_MAX={most:g}s: its requests are "
                 "dropped (REP_CRAWL_DELAY_ABOVE_MAX = 'skip')"
             )
         elif applied < asked:

@@ -13,8 +13,8 @@ At the guard's last look (``RobotsTxtGuard``, after every other downloader middl
   since its verdict was given (one that rotates User-Agents, at 400 say) is judged again;
 - ``Admission.leaving`` (``PageAnswers.page_leaving``): a page whose route paused since it was
   admitted goes back to the gate;
-- ``Admission.room`` (``_slots``): a request over its download slot's concurrency waits for a
-  place, off ``Downloader.active``, so the engine keeps feeding other sites meanwhile.
+- the admission's step 6 (``_slots``): a request over its download slot's concurrency waits for
+  a place, off ``Downloader.active``, so the engine keeps feeding other sites meanwhile.
 
 A slot wait the crawl's close ends (``SlotClosed``): a request from the scheduler goes back to
 the gate, where the admission has it held (``send_back(closing=True)``), as requests left in
@@ -31,7 +31,7 @@ from scrapy.http import Request, Response, TextResponse
 from scrapy.utils.defer import maybe_deferred_to_future
 
 from scrapy_rep.crawl import _compat, _inline
-from scrapy_rep.crawl._admission import Drop, Wait
+from scrapy_rep.crawl._admission import NO_PLACE, Drop, Wait
 from scrapy_rep.crawl._slots import SlotClosed
 from scrapy_rep.crawl.guard_middleware import is_fetch
 
@@ -217,7 +217,10 @@ class Room:
         back = self._paused_since(request)
         if back is not None:
             return back
-        waiter = self._admission.room(request)
+        # Step 6: a place in its download slot (every request counts, as Scrapy counts it in
+        # the slot: pages, robots.txt and usage-document fetches, ``engine.download`` callers,
+        # ``dont_obey_robotstxt`` ones).
+        waiter = None if self._slots is None else self._slots.enter(request)
         if waiter is None:
             return None
         self._holds.watch_slots()
@@ -252,7 +255,7 @@ class Room:
         origin = self._admission.origin(request)
         if origin is not None and self._admission.from_scheduler(request):
             return self._admission.send_back(request, closing=True)
-        why = self._admission.closing(origin or request.url, slots.no_place)
+        why = self._admission.closing(origin or request.url, NO_PLACE)
         self._verdicts.refuse(request, why, "before_download")
 
 

@@ -32,27 +32,14 @@ if TYPE_CHECKING:
 
     from scrapy_rep.crawl._events import Events
 
-__all__ = ["NoPlace", "SlotClosed", "Slots"]
+__all__ = ["SlotClosed", "Slots"]
 
 
 class SlotClosed(Exception):
     """A waiting request's wait ended by the crawl closing: it has no place."""
 
 
-class NoPlace:
-    """What a request whose wait the close ended is held for: a place that will not come (the
-    crawl closes, and lets its held requests go with it)."""
-
-    name = "a place in its download slot"
-
-    def wait(self, origin: str, trigger: Request | None) -> Deferred[None]:
-        return Deferred()
-
-
 class Slots:
-    #: What a request whose wait the close ended is held for.
-    no_place = NoPlace()
-
     def __init__(
         self,
         *,

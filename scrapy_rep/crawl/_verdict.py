@@ -57,15 +57,18 @@ class Verdicts:
         drops: Drops,
         purpose: Purpose = NO_PURPOSE,
         *,
+        delay_on: bool = True,
         delay_max: float = math.inf,
         above_max: str = "clamp",
     ) -> None:
-        """``delay_max``, ``above_max``: REP_CRAWL_DELAY_MAX and REP_CRAWL_DELAY_ABOVE_MAX."""
+        """``delay_on``, ``delay_max``, ``above_max``: REP_CRAWL_DELAY, REP_CRAWL_DELAY_MAX and
+        REP_CRAWL_DELAY_ABOVE_MAX."""
         self._crawler = crawler
         self._tokens = tokens
         self._events = events
         self._drops = drops
         self.purpose = purpose
+        self._delay_on = delay_on
         self._delay_max = delay_max
         self._above_max = above_max
         # Disallowed requests counted and logged already (the gate runs before the dupefilter).
@@ -203,6 +206,24 @@ class Verdicts:
             f"Crawl-delay {asked:g}s above REP_CRAWL_DELAY_MAX={self._delay_max:g}s",
             state.origin,
             rule="REP_CRAWL_DELAY_ABOVE_MAX = 'skip'",
+        )
+
+    def rules_parsed(self, state: _State, previous: _State | None, trigger: Request | None) -> None:
+        """``state`` installed for its origin: for new rules, say what is done with their
+        Crawl-delay and send ``robots_parsed``. As Scrapy's own middleware, async handlers
+        run, with the request whose robots.txt this is; unlike Scrapy's, the origin's requests
+        do not wait for them: the state must serve the moment it is installed (an LRU of one
+        evicts it otherwise)."""
+        robots = state.document
+        if robots is None or (previous is not None and previous.document is robots):
+            return
+        asked = self.asked_crawl_delay(robots)
+        if asked is not None:
+            self._events.crawl_delay(
+                state.origin, asked, state.crawl_delay, on=self._delay_on, most=self._delay_max
+            )
+        _compat.send_robots_parsed(
+            self._crawler.signals, robotparser=self.parser(robots), request=trigger
         )
 
     def parser(self, robots: RobotsTxt) -> RobotParser:

@@ -75,8 +75,7 @@ _DISALLOW_ALL = RobotsTxt.parse(b"User-agent: *\nDisallow: /\n")
 
 
 class RobotsTxtMiddleware:
-    """Downloader middleware + request_scheduled gate; see the module docstring. The robots.txt
-    resolver tells it of each new state (``announced``: log and signal it)."""
+    """Downloader middleware + request_scheduled gate; see the module docstring."""
 
     def __init__(
         self,
@@ -110,6 +109,7 @@ class RobotsTxtMiddleware:
             self._events,
             self._drops,
             config.purpose,
+            delay_on=config.crawl_delay,
             delay_max=config.crawl_delay_max,
             above_max=config.crawl_delay_above_max,
         )
@@ -146,11 +146,11 @@ class RobotsTxtMiddleware:
             events=self._events,
             config=config,
             owner=uuid.uuid4().hex,
-            crawl=self._crawl,
+            crawl=lambda request: _compat.crawl(crawler, request),
             closing=lambda: _compat.close_requested(crawler.engine),
             wake=lambda: _compat.wake(crawler.engine),
             crawl_delay=self._verdicts.crawl_delay_of if config.crawl_delay else None,
-            announce=self.announced,
+            rules_parsed=self._verdicts.rules_parsed,
             drops=self._drops,
             documents=config.usage_documents,
             shared=not config.store.url.startswith("memory:"),
@@ -372,39 +372,6 @@ class RobotsTxtMiddleware:
         ``DepthMiddleware`` does)."""
         for origin, count in origins.items():
             self._drops.filtered(origin, count, reason, kind)
-
-    def _crawl(self, request: Request) -> None:
-        engine = self.crawler.engine
-        assert engine is not None
-        engine.crawl(request)
-
-    def announced(
-        self,
-        state: OriginState[RobotsTxt],
-        previous: OriginState[RobotsTxt] | None,
-        now: float,
-        trigger: Request | None,
-        from_store: bool,
-    ) -> None:
-        """Log a new robots.txt state; send ``robots_parsed`` for new rules."""
-        waiting = None
-        if not self._resolver.serves(state) and self._holds.wanted(state.origin):
-            waiting = self._holds.waiting(state.origin)
-        self._events.resolved(state, previous, now, from_store=from_store, waiting=waiting)
-        if waiting is not None:
-            self._events.holding(state, waiting)
-        robots = state.document
-        if robots is None or (previous is not None and previous.document is robots):
-            return
-        asked = self._verdicts.asked_crawl_delay(robots)
-        if asked is not None:
-            self._events.crawl_delay(state.origin, asked, state.crawl_delay, self._config)
-        # As Scrapy's own middleware: async handlers run, with the request whose robots.txt
-        # this is. Unlike Scrapy's, the origin's requests do not wait for the handlers: the
-        # state must serve the moment it is installed (an LRU of one evicts it otherwise).
-        _compat.send_robots_parsed(
-            self.crawler.signals, robotparser=self._verdicts.parser(robots), request=trigger
-        )
 
     # -- crawl lifecycle ------------------------------------------------------
 
