@@ -31,8 +31,8 @@ from scrapy_rep.crawl._components import Components, build_components
 from scrapy_rep.crawl._drops import Drops
 from scrapy_rep.crawl._events import Events
 from scrapy_rep.crawl._pauses import PROBE_META, route
+from scrapy_rep.crawl._room import Slots
 from scrapy_rep.crawl._settings import MiddlewareSettings
-from scrapy_rep.crawl._slots import Slots
 from scrapy_rep.crawl._verdict import Verdicts
 from scrapy_rep.storage.held import MemoryHeld
 from scrapy_rep.storage.results import MemoryStore

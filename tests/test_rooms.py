@@ -41,7 +41,7 @@ OWNERS = {"_admission", "_cache", "_resolver", "_pauses", "_verdict", "_events"}
 STATE_OWNERS = {
     "_admission",
     "_holds",
-    "_slots",
+    "_room",
     "_cache",
     "_resolver",
     "_pauses",

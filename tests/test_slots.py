@@ -1,4 +1,4 @@
-"""Each download slot's concurrency (crawl/_slots.py) on ``task.Clock``: counting until a
+"""Each download slot's concurrency (``Slots``, crawl/_room.py) on ``task.Clock``: counting until a
 request leaves the downloader, FIFO waiters and the place passed to the first, however many
 wait, the sweep of places left without the signal on the room's one tick (``Holds.tick``), a
 close (the waits end without a place)."""
@@ -18,8 +18,8 @@ from twisted.python.failure import Failure
 from scrapy_rep.crawl import _compat
 from scrapy_rep.crawl._components import build_components
 from scrapy_rep.crawl._events import Events
+from scrapy_rep.crawl._room import SlotClosed, Slots
 from scrapy_rep.crawl._settings import MiddlewareSettings
-from scrapy_rep.crawl._slots import SlotClosed, Slots
 from scrapy_rep.storage.results import MemoryStore
 
 

@@ -18,7 +18,7 @@ from scrapy_rep.core.tdmrep import TDMREP
 from scrapy_rep.crawl._admission import Admission, Judge, UsageSource, needed_sources
 from scrapy_rep.crawl._cache import ROBOTS, DocumentKind, OriginCache, OriginState, usage_kind
 from scrapy_rep.crawl._drops import Drops
-from scrapy_rep.crawl._holds import Holds
+from scrapy_rep.crawl._holds import Holds, SlotWaits
 from scrapy_rep.crawl._page_answers import PageAnswers
 from scrapy_rep.crawl._pauses import Pauses
 from scrapy_rep.crawl._resolver import Announce, FetcherLike, Resolver
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from scrapy_rep.core.sources import UsageDocument
     from scrapy_rep.crawl._events import Events, Where, Why
     from scrapy_rep.crawl._settings import MiddlewareSettings
-    from scrapy_rep.crawl._slots import Slots
     from scrapy_rep.storage.held import HeldRequests
     from scrapy_rep.storage.results import RobotsStore
 
@@ -86,7 +85,7 @@ def build_components(
     judge: Judge | None = None,
     apply_delay: Callable[[Request, float], None] = lambda request, delay: None,
     labels: Sequence[str] = (),
-    slots: Slots | None = None,
+    slots: SlotWaits | None = None,
     count_response: Callable[[Request, Response], None] = lambda request, response: None,
     take_queued: Callable[[Callable[[Request], bool]], list[tuple[Request, Any]]] = (
         lambda wanted: []

@@ -43,7 +43,6 @@ if TYPE_CHECKING:
     from scrapy_rep.crawl._drops import Drops
     from scrapy_rep.crawl._events import Events
     from scrapy_rep.crawl._resolver import Resolver
-    from scrapy_rep.crawl._slots import Slots
     from scrapy_rep.crawl.exceptions import DropReason
 
 __all__ = ["SEEN_META", "Awaited", "Holds", "seen_mark"]
@@ -85,6 +84,15 @@ class Readmit(Protocol):
     def closing(self, origin: str, awaited: Awaited | None = None) -> Why: ...
 
 
+class SlotWaits(Protocol):
+    """The requests waiting for a place in their download slot (``_room.Slots``): swept and,
+    at the close, let go on the room's one tick."""
+
+    def sweep(self) -> None: ...
+    def let_go(self) -> None: ...
+    def busy(self) -> bool: ...
+
+
 T = TypeVar("T")
 
 
@@ -104,7 +112,7 @@ class Holds:
         on_close: Callable[[], None] = lambda: None,
         held: HeldRequests | None = None,
         admission: Readmit,
-        slots: Slots | None = None,
+        slots: SlotWaits | None = None,
     ) -> None:
         """``admission`` says what a released request still waits for; ``slots``: the
         requests waiting for a place in their download slot (the tick sweeps the slots and

@@ -47,13 +47,12 @@ from scrapy_rep.crawl._components import build_components
 from scrapy_rep.crawl._drops import Drops, FilterKind
 from scrapy_rep.crawl._events import Events
 from scrapy_rep.crawl._fetch import Fetcher
-from scrapy_rep.crawl._room import COPY_FLAG, Room
+from scrapy_rep.crawl._room import COPY_FLAG, Room, Slots
 from scrapy_rep.crawl._settings import (
     MiddlewareSettings,
     refused_at_startup,
     warn_unknown_settings,
 )
-from scrapy_rep.crawl._slots import Slots
 from scrapy_rep.crawl._tokens import settings_tokens
 from scrapy_rep.crawl._verdict import Known, Verdicts
 from scrapy_rep.crawl.guard_middleware import check_wiring, serve
