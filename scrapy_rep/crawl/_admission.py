@@ -396,6 +396,10 @@ class Admission:
         )
         return Drop(why) if why is not None else self._wait_document[missing]
 
+    def refuse(self, request: Request, why: Why) -> NoReturn:
+        """Drop ``request`` before download, as the admission answered (``Drop``)."""
+        self._judge.refuse(request, why, "before_download")
+
     def copy_of(
         self, request: Request, origin: str, now: float
     ) -> OriginState[RobotsTxt] | Wait | Drop:

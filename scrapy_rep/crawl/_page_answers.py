@@ -88,8 +88,9 @@ class PageAnswers:
 
     def page_leaving(self, request: Request) -> Request | None:
         """The last look at a page before its download slot (RobotsTxtGuard, after every other
-        middleware): back to the gate if the admission says so (None: let it go)."""
-        if not self._admission.leaving(request):
+        middleware): back to the gate if the admission says so (None: let it go; a robots.txt
+        fetch always)."""
+        if is_fetch(request) or not self._admission.leaving(request):
             return None
         return self._admission.send_back(request)
 

@@ -52,7 +52,6 @@ from twisted.internet.defer import Deferred
 from scrapy_rep.core.stats import SLOT_WAITED, SLOT_WAITING_MAX
 from scrapy_rep.crawl import _compat, _inline
 from scrapy_rep.crawl._admission import NO_PLACE, Drop, Wait
-from scrapy_rep.crawl.guard_middleware import is_fetch
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -62,9 +61,7 @@ if TYPE_CHECKING:
     from scrapy_rep.crawl._admission import Admission
     from scrapy_rep.crawl._events import Events
     from scrapy_rep.crawl._holds import Awaited, Holds
-    from scrapy_rep.crawl._page_answers import PageAnswers
     from scrapy_rep.crawl._resolver import Resolver
-    from scrapy_rep.crawl._verdict import Verdicts
 
 __all__ = ["COPY_FLAG", "Room", "SlotClosed", "Slots"]
 
@@ -81,23 +78,21 @@ class Room:
         crawler: Crawler,
         admission: Admission,
         holds: Holds,
-        verdicts: Verdicts,
         resolver: Resolver[RobotsTxt],
         clock: Clock,
         slots: Slots | None,
-        page_answers: PageAnswers | None,
+        page_leaving: Callable[[Request], Request | None] | None,
     ) -> None:
         """``crawler``: its engine (there once the crawl runs) keeps ``Downloader.active``;
         ``slots``: the download slots' concurrency (None: REP_SLOT_CONCURRENCY off);
-        ``page_answers``: whether a page's route paused since (None: pauses off)."""
+        ``page_leaving``: a page whose route paused since goes back (None: pauses off)."""
         self._crawler = crawler
         self._admission = admission
         self._holds = holds
-        self._verdicts = verdicts
         self._resolver = resolver
         self._clock = clock
         self._slots = slots
-        self._page_answers = page_answers
+        self._page_leaving = page_leaving
 
     # -- the final gate's waits --------------------------------------------------------------
 
@@ -140,7 +135,7 @@ class Room:
             self._resolver.reinstate(state)
         decision = self._admission.decide(request, origin, self._clock.seconds(), "download")
         if isinstance(decision, Drop):
-            self._verdicts.refuse(request, decision.why, "before_download")
+            self._admission.refuse(request, decision.why)
         if isinstance(decision, Wait):
             return await self.settle(origin, request, decision, first=True)
         return None
@@ -174,7 +169,7 @@ class Room:
             )
             kept.update(self._admission.kept(origin))
             if isinstance(next_decision, Drop):
-                self._verdicts.refuse(request, next_decision.why, "before_download")
+                self._admission.refuse(request, next_decision.why)
             if not isinstance(next_decision, Wait):
                 return None
             decision = next_decision
@@ -201,7 +196,7 @@ class Room:
             self._resolver.reinstate(known)
             answer = self._admission.copy_of(request, origin, self._clock.seconds())
         if isinstance(answer, Drop):
-            self._verdicts.refuse(request, answer.why, "before_download")
+            self._admission.refuse(request, answer.why)
         state = answer
         copy = await maybe_deferred_to_future(self._resolver.copy(state))
         if copy is None:
@@ -229,7 +224,7 @@ class Room:
         again first: dropped, sent back to wait, or on."""
         again = self._admission.again(request)
         if isinstance(again, Drop):
-            self._verdicts.refuse(request, again.why, "before_download")
+            self._admission.refuse(request, again.why)
         if isinstance(again, Wait):
             return self._admission.send_back(request)
         back = self._paused_since(request)
@@ -245,9 +240,7 @@ class Room:
         return self._slot_wait(request, waiter)
 
     def _paused_since(self, request: Request) -> Request | None:
-        if self._page_answers is None or is_fetch(request):
-            return None
-        return self._page_answers.page_leaving(request)
+        return None if self._page_leaving is None else self._page_leaving(request)
 
     async def _slot_wait(self, request: Request, waiter: Deferred[None]) -> Request | None:
         """Wait for a place in ``request``'s download slot (``waiter``; counted in its Scrapy
@@ -274,7 +267,7 @@ class Room:
         if origin is not None and self._admission.from_scheduler(request):
             return self._admission.send_back(request, closing=True)
         why = self._admission.closing(origin or request.url, NO_PLACE)
-        self._verdicts.refuse(request, why, "before_download")
+        self._admission.refuse(request, why)
 
 
 def _rejoined(result: _T, engine: Any, request: Request) -> _T:

@@ -178,11 +178,10 @@ class RobotsTxtMiddleware:
             crawler=crawler,
             admission=components.admission,
             holds=components.holds,
-            verdicts=self._verdicts,
             resolver=components.resolver,
             clock=clock,
             slots=self._slots,
-            page_answers=self._page_answers if config.pause else None,
+            page_leaving=self._page_answers.page_leaving if config.pause else None,
         )
         # The guard, built next, is built with its last look and the page answers.
         serve(crawler, self._room.last_look, self._page_answers if config.pause else None)
