@@ -44,9 +44,9 @@ def measure(origins: int, store_size: int) -> list[tuple[int, float, int, int]]:
 
     from scrapy_rep.core.policy import Fetch
     from scrapy_rep.crawl._cache import OriginKeys
-    from scrapy_rep.crawl._components import build_components
     from scrapy_rep.crawl._events import Events
     from scrapy_rep.crawl._settings import MiddlewareSettings
+    from scrapy_rep.crawl.robotstxt_middleware import build_components
     from scrapy_rep.storage.options import DEFAULT_ENTRY_TTL
     from scrapy_rep.storage.results import MemoryStore
 

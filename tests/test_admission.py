@@ -27,13 +27,13 @@ from scrapy_rep.core.policy import Fetch, Limits, record
 from scrapy_rep.core.purpose import NO_PURPOSE, Purpose
 from scrapy_rep.core.tokens import CrawlerTokens
 from scrapy_rep.crawl._admission import ADMITTED, FIRST, GO, NO_PLACE, Drop, Token, Wait
-from scrapy_rep.crawl._components import Components, build_components
 from scrapy_rep.crawl._drops import Drops
 from scrapy_rep.crawl._events import Events
 from scrapy_rep.crawl._pauses import PROBE_META, route
 from scrapy_rep.crawl._room import Slots
 from scrapy_rep.crawl._settings import MiddlewareSettings
 from scrapy_rep.crawl._verdict import Verdicts
+from scrapy_rep.crawl.robotstxt_middleware import Components, build_components
 from scrapy_rep.storage.held import MemoryHeld
 from scrapy_rep.storage.results import MemoryStore
 

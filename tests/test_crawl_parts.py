@@ -26,12 +26,12 @@ from twisted.python.failure import Failure
 
 from scrapy_rep.core.policy import Entry, Fetch, Limits
 from scrapy_rep.crawl._cache import OriginState
-from scrapy_rep.crawl._components import Components, build_components
 from scrapy_rep.crawl._events import Events
 from scrapy_rep.crawl._holds import SEEN_META, seen_mark
 from scrapy_rep.crawl._resolver import Resolver
 from scrapy_rep.crawl._settings import MiddlewareSettings
 from scrapy_rep.crawl.exceptions import RequestDropped
+from scrapy_rep.crawl.robotstxt_middleware import Components, build_components
 from scrapy_rep.storage.held import MemoryHeld
 from scrapy_rep.storage.results import MemoryStore, StoredRobots
 from scrapy_rep.storage.results._base import StoreUnavailable

@@ -16,10 +16,10 @@ from twisted.internet import task
 from twisted.python.failure import Failure
 
 from scrapy_rep.crawl import _compat
-from scrapy_rep.crawl._components import build_components
 from scrapy_rep.crawl._events import Events
 from scrapy_rep.crawl._room import SlotClosed, Slots
 from scrapy_rep.crawl._settings import MiddlewareSettings
+from scrapy_rep.crawl.robotstxt_middleware import build_components
 from scrapy_rep.storage.results import MemoryStore
 
 

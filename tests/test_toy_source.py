@@ -23,9 +23,9 @@ from twisted.internet import task
 from twisted.internet.defer import Deferred, succeed
 
 from scrapy_rep.core.policy import Fetch
-from scrapy_rep.crawl._components import build_components
 from scrapy_rep.crawl._events import Events
 from scrapy_rep.crawl._settings import MiddlewareSettings
+from scrapy_rep.crawl.robotstxt_middleware import build_components
 
 ADDON = {"ADDONS": {"scrapy_rep.Addon": 0}, "ROBOTSTXT_OBEY": True}
 SOURCES = {"REP_USAGE_SOURCES": {"_toy_source.TOY": 200}}

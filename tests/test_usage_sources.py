@@ -308,8 +308,8 @@ def test_a_store_outage_while_reading_tdmrep_json_is_warned_and_counted(
     from twisted.internet.defer import succeed
 
     from scrapy_rep.core.policy import Fetch
-    from scrapy_rep.crawl._components import build_components
     from scrapy_rep.crawl._settings import MiddlewareSettings
+    from scrapy_rep.crawl.robotstxt_middleware import build_components
 
     clock, stats, urls = task.Clock(), Stats(), []
     store = FlakyStore(clock=clock.seconds)
