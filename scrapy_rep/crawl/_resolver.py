@@ -90,6 +90,8 @@ class Resolver(Generic[D]):
         self._fetcher = fetcher
         self._cache = cache
         self.kind = cache.kind
+        #: The document's name (``robots.txt``): what requests held for it wait for.
+        self.name = cache.kind.name
         self._stats = cache.kind.stats
         self._events = events
         self._limits = limits
@@ -118,7 +120,7 @@ class Resolver(Generic[D]):
         self._closing = False
         # Failures recorded before this run (a resumed job, a long-lived store) are not this
         # run's to give up on: it makes an attempt of its own first.
-        self._started = clock.seconds()
+        self.started = clock.seconds()
 
     def busy(self) -> bool:
         return bool(self._resolving)
@@ -127,16 +129,6 @@ class Resolver(Generic[D]):
         """When the fetch of ``origin``'s document in flight began (by this process), or None:
         what it answers may yet serve the requests waiting for it."""
         return self._fetching.get(origin)
-
-    @property
-    def started(self) -> float:
-        """When this run began: failures recorded before are not its own (``given_up``)."""
-        return self._started
-
-    @property
-    def name(self) -> str:
-        """The document's name (``robots.txt``): what requests held for it wait for."""
-        return self.kind.name
 
     def serves(self, state: OriginState[D]) -> bool:
         """Can requests go on with ``state``? robots.txt: not while it holds the origin (SPEC
@@ -234,7 +226,7 @@ class Resolver(Generic[D]):
         if 0 < self._limits.give_up_after <= broken:
             return give_up_reason(broken, f"resolving {self.kind.name} failed")
         state = self._cache.peek(origin)
-        if state is None or state.entry.fetched_at < self._started:
+        if state is None or state.entry.fetched_at < self.started:
             return None
         if not given_up(state.entry, self._clock.seconds(), self._limits):
             return None
@@ -375,7 +367,6 @@ class Resolver(Generic[D]):
             and entry is not None
             and now < serving(entry, now, self._limits).refresh_at
         ):
-            self._events.count(self._stats.store_hit)
             return self._from_store(origin, entry, stored, now)
         leased = yield self._lease(origin)
         while True:
@@ -388,7 +379,6 @@ class Resolver(Generic[D]):
             ):
                 if leased:
                     yield self._release_lease(origin)
-                self._events.count(self._stats.store_hit)
                 return self._from_store(origin, latest_entry, latest, self._clock.seconds())
             if leased:
                 break
@@ -421,10 +411,7 @@ class Resolver(Generic[D]):
                 body = stored.body if stored is not None and new.good is not None else None
             # A good copy known only in memory has no body to store with it.
             if not (new.good is not None and new.good.outcome == "ok" and body is None):
-                stored_now = StoredRobots(new.to_meta(), body)
-                yield guarded(
-                    self._events, maybeDeferred(self._store.put, self._key(origin), stored_now)
-                )
+                yield self._call(self._store.put, origin, StoredRobots(new.to_meta(), body))
         finally:
             self._fetching.pop(origin, None)
             renewal.stop()
@@ -437,7 +424,9 @@ class Resolver(Generic[D]):
     def _announced(
         self, state: OriginState[D], previous: OriginState[D] | None, now: float, from_store: bool
     ) -> None:
-        trigger = self._trigger(state.origin, state)
+        # The request that triggered this resolution; forgotten once the origin is answered.
+        triggers, origin = self._triggers, state.origin
+        trigger = triggers.pop(origin, None) if self.serves(state) else triggers.get(origin)
         if self._announce is not None:
             self._announce(state, previous, now, trigger, from_store)
 
@@ -447,32 +436,28 @@ class Resolver(Generic[D]):
                 return None, None
             return stored, Entry.from_meta(stored.meta)
 
-        stored = maybeDeferred(self._store.get, self._key(origin))
-        return guarded(self._events, stored).addCallback(parse)
+        return self._call(self._store.get, origin).addCallback(parse)
 
     def _lease(self, origin: str) -> Deferred[bool]:
         # A store that cannot answer must not stop the crawl: fetch ourselves. Taking a lease
         # we hold renews it (every store's acquire_lease extends its owner's lease).
-        key = self._key(origin)
-        call = maybeDeferred(self._store.acquire_lease, key, self._owner, self._lease_ttl)
-        return guarded(self._events, call, True)
+        return self._call(self._store.acquire_lease, origin, self._owner, self._lease_ttl, ok=True)
 
     def _release_lease(self, origin: str) -> Deferred[None]:
-        call = maybeDeferred(self._store.release_lease, self._key(origin), self._owner)
-        return guarded(self._events, call)
+        return self._call(self._store.release_lease, origin, self._owner)
 
-    def _trigger(self, origin: str, state: OriginState[D]) -> Request | None:
-        """The request that triggered this resolution; forgotten once the origin is answered."""
-        if not self.serves(state):
-            return self._triggers.get(origin)
-        return self._triggers.pop(origin, None)
+    def _call(
+        self, method: Callable[..., Any], origin: str, *args: Any, ok: Any = None
+    ) -> Deferred[Any]:
+        """The store's ``method`` for the origin's key, or ``ok`` when the store fails."""
+        return guarded(self._events, maybeDeferred(method, self._key(origin), *args), ok)
 
     def _from_store(
-        self, origin: str, entry: Entry, stored: StoredRobots | None, now: float
+        self, origin: str, entry: Entry, stored: StoredRobots, now: float
     ) -> OriginState[D]:
+        self._events.count(self._stats.store_hit)
         previous = self._cache.peek(origin)
-        body = stored.body if stored is not None else None
-        state = self._cache.read(origin, entry, body, previous, now)
+        state = self._cache.read(origin, entry, stored.body, previous, now)
         if previous is None or previous.entry.fetched_at != entry.fetched_at:
             self._announced(state, previous, now, True)
         return state

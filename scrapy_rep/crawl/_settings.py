@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import logging
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from scrapy.settings import SETTINGS_PRIORITIES, Settings
 from scrapy.utils.misc import load_object
@@ -58,6 +58,7 @@ __all__ = [
 # Log lines given while the settings are read, before any component that holds an Events
 # exists (as the token warnings of ``_tokens.py``): to the public ``scrapy_rep`` logger.
 logger = logging.getLogger("scrapy_rep")
+_T = TypeVar("_T")
 
 #: Kept beyond the middleware's longest use of an entry (a day), so expiry never races that use.
 _ENTRY_TTL_MARGIN = 86400.0
@@ -94,8 +95,6 @@ def refused_at_startup(crawler: Crawler) -> Iterator[None]:
     """
     try:
         yield
-    except SettingError:
-        raise
     except (ValueError, ImportError) as exc:
         logger.error(
             "%s. The crawl stops before its first request.",
@@ -167,16 +166,20 @@ def unknown_setting(name: str, where: str, guesses: tuple[str, ...]) -> str:
 @dataclass(frozen=True)
 class MiddlewareSettings:
     limits: Limits
-    hold_timeout: float
-    crawl_delay: bool
-    parsed_cache_size: int
-    lease_ttl: float
-    lease_poll_interval: float
-    held_owner_ttl: float
     store: StoreOptions
+    hold_timeout: float = default("REP_HOLD_TIMEOUT")
+    crawl_delay: bool = default("REP_CRAWL_DELAY")
+    parsed_cache_size: int = default("REP_PARSED_CACHE_SIZE")
+    lease_ttl: float = default("REP_LEASE_TTL")
+    lease_poll_interval: float = default("REP_LEASE_POLL_INTERVAL")
+    held_owner_ttl: float = default("REP_HELD_OWNER_TTL")
     purpose: Purpose = NO_PURPOSE
     fetch_timeout: float = default("REP_FETCH_TIMEOUT")
     fetch_meta_keys: tuple[str, ...] = default("REP_FETCH_META_KEYS")
+    #: REP_USAGE_SOURCES: tdmrep.json and what the project adds.
+    usage_documents: tuple[UsageDocument, ...] = field(
+        default_factory=lambda: usage_documents(Settings())
+    )
     crawl_delay_max: float = default("REP_CRAWL_DELAY_MAX")
     crawl_delay_above_max: str = default("REP_CRAWL_DELAY_ABOVE_MAX")
     pause: bool = default("REP_PAUSE")
@@ -184,10 +187,6 @@ class MiddlewareSettings:
     pause_max_delay: float = default("REP_PAUSE_MAX_DELAY")
     pause_give_up_after: float = default("REP_PAUSE_GIVE_UP_AFTER")
     slot_concurrency: bool = default("REP_SLOT_CONCURRENCY")
-    #: REP_USAGE_SOURCES: tdmrep.json and what the project adds.
-    usage_documents: tuple[UsageDocument, ...] = field(
-        default_factory=lambda: usage_documents(Settings())
-    )
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> MiddlewareSettings:
@@ -198,40 +197,26 @@ class MiddlewareSettings:
             low, high = _setting(settings, lower), _setting(settings, upper)
             if low > high:
                 raise ValueError(f"{lower} ({low:.15g}) must not exceed {upper} ({high:.15g})")
-        limits = Limits(
-            cache_lifetime=_setting(settings, "REP_CACHE_LIFETIME"),
-            cache_min_lifetime=_setting(settings, "REP_CACHE_MIN_LIFETIME"),
-            cache_max_lifetime=_setting(settings, "REP_CACHE_MAX_LIFETIME"),
-            stale_max_age=_setting(settings, "REP_STALE_MAX_AGE"),
-            unreachable_allow_after=_setting(settings, "REP_UNREACHABLE_ALLOW_AFTER"),
-            retry_delay=_setting(settings, "REP_RETRY_DELAY"),
-            retry_fast_delay=_setting(settings, "REP_RETRY_FAST_DELAY"),
-            retry_max_delay=_setting(settings, "REP_RETRY_MAX_DELAY"),
-            give_up_after=_setting(settings, "REP_GIVE_UP_AFTER"),
+        limits = _read(Limits, settings)
+        keep_for = max(limits.stale_max_age, limits.unreachable_allow_after)
+        return _read(
+            cls,
+            settings,
+            limits=lambda: limits,
+            store=lambda: store_options(settings, keep_for=keep_for),
+            purpose=lambda: purpose(settings),
+            usage_documents=lambda: usage_documents(settings),
         )
-        return cls(
-            limits=limits,
-            hold_timeout=_setting(settings, "REP_HOLD_TIMEOUT"),
-            crawl_delay=_setting(settings, "REP_CRAWL_DELAY"),
-            parsed_cache_size=_setting(settings, "REP_PARSED_CACHE_SIZE"),
-            lease_ttl=_setting(settings, "REP_LEASE_TTL"),
-            lease_poll_interval=_setting(settings, "REP_LEASE_POLL_INTERVAL"),
-            held_owner_ttl=_setting(settings, "REP_HELD_OWNER_TTL"),
-            store=store_options(
-                settings, keep_for=max(limits.stale_max_age, limits.unreachable_allow_after)
-            ),
-            purpose=purpose(settings),
-            fetch_timeout=_setting(settings, "REP_FETCH_TIMEOUT"),
-            fetch_meta_keys=_setting(settings, "REP_FETCH_META_KEYS"),
-            usage_documents=usage_documents(settings),
-            crawl_delay_max=_setting(settings, "REP_CRAWL_DELAY_MAX"),
-            crawl_delay_above_max=_setting(settings, "REP_CRAWL_DELAY_ABOVE_MAX"),
-            pause=_setting(settings, "REP_PAUSE"),
-            pause_delay=_setting(settings, "REP_PAUSE_DELAY"),
-            pause_max_delay=_setting(settings, "REP_PAUSE_MAX_DELAY"),
-            pause_give_up_after=_setting(settings, "REP_PAUSE_GIVE_UP_AFTER"),
-            slot_concurrency=_setting(settings, "REP_SLOT_CONCURRENCY"),
-        )
+
+
+def _read(cls: type[_T], settings: BaseSettings, **made: Callable[[], Any]) -> _T:
+    """``cls`` with each field the REP_* setting of its name in capitals, or what ``made``
+    makes for it; read in field order, so a bad value is reported as before."""
+    values: dict[str, Any] = {}
+    for f in fields(cls):  # type: ignore[arg-type]
+        make = made.get(f.name)
+        values[f.name] = make() if make else _setting(settings, f"REP_{f.name.upper()}")
+    return cls(**values)
 
 
 @dataclass(frozen=True)
@@ -260,10 +245,8 @@ class PageSettings:
     @staticmethod
     def enabled(settings: BaseSettings) -> bool:
         """Page rules are obeyed when robots.txt is, unless REP_PAGE_RULES is False (SPEC D8)."""
-        if not switch("ROBOTSTXT_OBEY", settings.get("ROBOTSTXT_OBEY", False)):
-            return False
-        page_rules: bool = _setting(settings, "REP_PAGE_RULES")
-        return page_rules
+        obey = switch("ROBOTSTXT_OBEY", settings.get("ROBOTSTXT_OBEY", False))
+        return obey and bool(_setting(settings, "REP_PAGE_RULES"))
 
 
 #: What a usage document must have (``scrapy_rep.core.sources.UsageDocument``).
