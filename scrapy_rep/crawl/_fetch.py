@@ -43,7 +43,7 @@ from scrapy_rep.crawl.guard_middleware import (
     TRUNCATED_FLAG,
     check_wiring,
     fetch_over,
-    is_fetch,
+    live_mark,
     mark_fetch,
 )
 
@@ -84,9 +84,6 @@ class Fetcher:
         download_timeout = settings.getfloat("DOWNLOAD_TIMEOUT")
         self._timeout = min(timeout, download_timeout) if download_timeout > 0 else timeout
         self._meta_keys = meta_keys
-        # Body bytes received per robots.txt request in flight (keyed by id: a
-        # Request is not hashable by value and must not be kept alive by this).
-        self._received: dict[int, int] = {}
         self._in_flight = 0
 
     @inlineCallbacks
@@ -119,7 +116,6 @@ class Fetcher:
                 return Fetch("unreachable", None, tuple(redirects), error=error), None
             finally:
                 fetch_over(request)
-                self._received.pop(id(request), None)
                 self._track(-1)
             self._events.count(self._names.response_count)
             self._events.count(f"{self._names.response_status_count}/{response.status}")
@@ -190,25 +186,20 @@ class Fetcher:
             response.status,
             redirects,
             truncated=truncated,
-            cache_control=_header(response, b"Cache-Control"),
+            cache_control=(response.headers.get(b"Cache-Control") or b"").decode("latin-1") or None,
         )
         return fetch, body[:MAX_BODY_BYTES]
 
     def _request(self, url: str, via: Request | None) -> Request:
-        meta: dict[str, Any] = {}
-        headers = {}
-        if via is not None:
-            # The way the request that needed it goes: its proxy (an explicit None too: no
-            # proxy from the environment) and the keys REP_FETCH_META_KEYS names. A site
-            # behind geo or anti-bot rules answers by the address it sees.
-            for key in ("proxy", *self._meta_keys):
-                if key in via.meta:
-                    meta[key] = via.meta[key]
-            # A hand-set header for its proxy (HttpProxyMiddleware drops it where no proxy
-            # is used, and sets its own from credentials in the proxy URL).
-            authorization = via.headers.get(b"Proxy-Authorization")
-            if authorization is not None:
-                headers[b"Proxy-Authorization"] = authorization
+        # The way the request that needed it goes: its proxy (an explicit None too: no
+        # proxy from the environment) and the keys REP_FETCH_META_KEYS names. A site
+        # behind geo or anti-bot rules answers by the address it sees.
+        given = via.meta if via is not None else {}
+        meta = {key: given[key] for key in ("proxy", *self._meta_keys) if key in given}
+        # A hand-set header for its proxy (HttpProxyMiddleware drops it where no proxy
+        # is used, and sets its own from credentials in the proxy URL).
+        authorization = via.headers.get(b"Proxy-Authorization") if via is not None else None
+        headers = {} if authorization is None else {b"Proxy-Authorization": authorization}
         # Its own download slot (unless the request it is made for names one): a page is not
         # delayed behind it (DOWNLOAD_DELAY, a Crawl-delay count between pages) nor waits for
         # it in its host's queue.
@@ -235,7 +226,7 @@ class Fetcher:
             callback=NO_CALLBACK,
             dont_filter=True,
         )
-        return mark_fetch(request)
+        return mark_fetch(request, self)
 
     def _download(self, request: Request) -> Deferred[Response]:
         self._track(+1)
@@ -252,12 +243,14 @@ class Fetcher:
             self._crawler.signals.disconnect(self._on_bytes, signal=signals.bytes_received)
 
     def _on_bytes(self, data: bytes, request: Request, spider: Any = None) -> None:
-        if not is_fetch(request):
+        # Counted on the fetch's own mark, by the fetcher that made it: another kind's fetcher
+        # (robots.txt's and tdmrep.json's may download at once) leaves it alone, and a
+        # middleware's copy of the request counts towards the same fetch.
+        mark = live_mark(request)
+        if mark is None or mark.owner is not self:
             return
-        key = id(request)
-        total = self._received.get(key, 0) + len(data)
-        self._received[key] = total
-        if total >= MAX_BODY_BYTES:
+        mark.received += len(data)
+        if mark.received >= MAX_BODY_BYTES:
             raise StopDownload(fail=False)
 
 
@@ -286,11 +279,6 @@ def _redirect_target(
     if port == 0 or origin(target) is None:
         return target, "no valid host and port"
     return target, None
-
-
-def _header(response: Response, name: bytes) -> str | None:
-    value = response.headers.get(name)
-    return value.decode("latin-1") if value else None
 
 
 def header_values(response: Response, name: bytes) -> list[str]:

@@ -52,6 +52,7 @@ __all__ = [
     "check_wiring",
     "fetch_over",
     "is_fetch",
+    "live_mark",
     "mark_fetch",
     "serve",
 ]
@@ -69,15 +70,27 @@ class _FetchMark(int):
     """``ROBOTS_META``'s value on one fetch: 1, true as for any reader, and its own object, so
     that a middleware's ``replace`` of the fetch (which copies its meta) is still the fetch and
     still checked here, while a copy of it taken once the fetch is over (a spider copying meta)
-    is a mark that ended: a page given it gets no robots.txt treatment."""
+    is a mark that ended: a page given it gets no robots.txt treatment. It carries the fetch's
+    byte count, kept by the fetcher that made it (``owner``): one count per fetch, whatever
+    copies of the request the middlewares make, gone with it."""
 
     over = False
+    owner: object = None
+    received = 0
 
 
-def mark_fetch(request: Request) -> Request:
-    """``request`` is one of scrapy-rep's own robots.txt or usage-document fetches."""
-    request.meta[ROBOTS_META] = _FetchMark(1)
+def mark_fetch(request: Request, owner: object = None) -> Request:
+    """``request`` is one of scrapy-rep's own robots.txt or usage-document fetches, made by
+    ``owner``."""
+    mark = request.meta[ROBOTS_META] = _FetchMark(1)
+    mark.owner = owner
     return request
+
+
+def live_mark(request: Request) -> _FetchMark | None:
+    """The mark of ``request``, one of scrapy-rep's own fetches being downloaded, or None."""
+    mark = request.meta.get(ROBOTS_META)
+    return mark if type(mark) is _FetchMark and not mark.over else None
 
 
 def fetch_over(request: Request) -> None:
