@@ -25,9 +25,9 @@ from twisted.internet.defer import Deferred, fail, succeed
 from twisted.python.failure import Failure
 
 from scrapy_rep.core.policy import Entry, Fetch, Limits
+from scrapy_rep.crawl._admission import SEEN_META, seen_mark
 from scrapy_rep.crawl._cache import OriginState
 from scrapy_rep.crawl._events import Events
-from scrapy_rep.crawl._holds import SEEN_META, seen_mark
 from scrapy_rep.crawl._resolver import Resolver
 from scrapy_rep.crawl._settings import MiddlewareSettings
 from scrapy_rep.crawl.exceptions import RequestDropped

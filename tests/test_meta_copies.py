@@ -28,8 +28,7 @@ from twisted.internet.defer import Deferred
 
 from scrapy_rep import PageRobotsMiddleware, RobotsTxtGuard, RobotsTxtMiddleware
 from scrapy_rep.core.policy import Fetch, Limits, record
-from scrapy_rep.crawl._admission import ADMITTED
-from scrapy_rep.crawl._holds import SEEN_META
+from scrapy_rep.crawl._admission import ADMITTED, SEEN_META
 from scrapy_rep.crawl._pauses import PROBE_META, route
 from scrapy_rep.crawl._settings import MiddlewareSettings
 from scrapy_rep.crawl.exceptions import RequestDropped

@@ -22,11 +22,10 @@ from twisted.internet.error import ConnectionRefusedError, DNSLookupError, Timeo
 from scrapy_rep import RobotsTxtMiddleware
 from scrapy_rep.core.policy import Entry, Fetch, Limits, give_up_at, record
 from scrapy_rep.core.seen import BoundedSet
-from scrapy_rep.crawl._admission import ADMITTED
+from scrapy_rep.crawl._admission import ADMITTED, SEEN_META, seen_mark
 from scrapy_rep.crawl._cache import ROBOTS, OriginCache, OriginState
 from scrapy_rep.crawl._events import Events, Waiting
 from scrapy_rep.crawl._fetch import describe_failure
-from scrapy_rep.crawl._holds import SEEN_META, seen_mark
 
 ORIGIN = "http://example.com"
 

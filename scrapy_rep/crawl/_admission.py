@@ -41,13 +41,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, NoReturn, Protocol, TypeAlias
 
 from scrapy.utils.httpobj import urlparse_cached
+from scrapy.utils.request import fingerprint
 from twisted.internet.defer import Deferred
 
 from scrapy_rep.core.sources import needed_documents
 from scrapy_rep.core.stats import REJUDGED, RESCHEDULED
 from scrapy_rep.crawl._cache import OriginKeys
 from scrapy_rep.crawl._events import Why
-from scrapy_rep.crawl._holds import SEEN_META, seen_mark
 from scrapy_rep.crawl._pauses import exempt, route
 from scrapy_rep.crawl._verdict import user_agent
 
@@ -59,7 +59,6 @@ if TYPE_CHECKING:
     from scrapy_rep.core.sources import UsageDocument
     from scrapy_rep.crawl._cache import OriginState
     from scrapy_rep.crawl._events import Events, Where
-    from scrapy_rep.crawl._holds import Awaited
     from scrapy_rep.crawl._pauses import Pauses
     from scrapy_rep.crawl._resolver import Resolver
     from scrapy_rep.crawl._verdict import Known
@@ -71,12 +70,15 @@ __all__ = [
     "GO",
     "NO_PLACE",
     "RESOLVE",
+    "SEEN_META",
     "Admission",
+    "Awaited",
     "Drop",
     "Token",
     "UsageSource",
     "Wait",
     "needed_sources",
+    "seen_mark",
 ]
 
 #: An origin's robots.txt state.
@@ -87,6 +89,29 @@ ADMITTED = "_rep_admitted"
 
 #: Where a request is looked at: before the scheduler, released from a hold, before download.
 Point = Literal["gate", "release", "download"]
+
+
+#: Meta key of a held request the scheduler's dupefilter saw (it passed the gate to the
+#: scheduler, not ``dont_filter``, before it was sent back to the gate and held): it goes to
+#: the scheduler again with ``dont_filter``, and a run that restores it files its fingerprint
+#: with the dupefilter first (``Holds.open``). Its value is the request's fingerprint
+#: (``seen_mark``): it must survive JOBDIR and Redis, so it cannot be bound to the request
+#: object; bound to its content, a copy on another request files nothing.
+SEEN_META = "_rep_seen"
+
+
+def seen_mark(request: Request) -> str:
+    """``SEEN_META``'s value for ``request``: Scrapy's default fingerprint of it, in hex."""
+    return fingerprint(request).hex()
+
+
+class Awaited(Protocol):
+    """What held requests may wait for: a document's resolver, or the pauses."""
+
+    @property
+    def name(self) -> str: ...
+
+    def wait(self, origin: str, trigger: Request | None) -> Deferred[Any]: ...
 
 
 class Token(str):

@@ -24,12 +24,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from scrapy.exceptions import IgnoreRequest
-from scrapy.utils.request import fingerprint
 from twisted.internet import task
 from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
 from scrapy_rep.core.stats import HELD, HELD_REFILED, RELEASED
+from scrapy_rep.crawl._admission import SEEN_META, seen_mark
 from scrapy_rep.crawl._events import Waiting, Why
 from scrapy_rep.storage.held import HeldRequests, MemoryHeld
 
@@ -39,49 +39,14 @@ if TYPE_CHECKING:
     from scrapy_rep.core.clock import Clock
     from scrapy_rep.core.policy import Limits
     from scrapy_rep.core.robots_file import RobotsTxt
+    from scrapy_rep.crawl._admission import Admission, Awaited
     from scrapy_rep.crawl._cache import OriginState
     from scrapy_rep.crawl._drops import Drops
     from scrapy_rep.crawl._events import Events
     from scrapy_rep.crawl._resolver import Resolver
     from scrapy_rep.crawl.exceptions import DropReason
 
-__all__ = ["SEEN_META", "Awaited", "Holds", "seen_mark"]
-
-#: Meta key of a held request the scheduler's dupefilter saw (it passed the gate to the
-#: scheduler, not ``dont_filter``, before it was sent back to the gate and held): it goes to
-#: the scheduler again with ``dont_filter``, and a run that restores it files its fingerprint
-#: with the dupefilter first (``Holds.open``). Its value is the request's fingerprint
-#: (``seen_mark``): it must survive JOBDIR and Redis, so it cannot be bound to the request
-#: object; bound to its content, a copy on another request files nothing.
-SEEN_META = "_rep_seen"
-
-
-def seen_mark(request: Request) -> str:
-    """``SEEN_META``'s value for ``request``: Scrapy's default fingerprint of it, in hex."""
-    return fingerprint(request).hex()
-
-
-class Awaited(Protocol):
-    """What held requests may wait for: a document's resolver, or the pauses."""
-
-    @property
-    def name(self) -> str: ...
-
-    def wait(self, origin: str, trigger: Request | None) -> Deferred[Any]: ...
-
-
-class Readmit(Protocol):
-    """What the room asks the admission (``_admission.Admission``; a protocol, as the
-    admission imports this module): what a released request still waits for, and why the
-    requests of an origin are let go (given up, held too long, the crawl closing)."""
-
-    def awaited(self, request: Request, origin: str, now: float) -> Awaited | None:
-        """Raises ``IgnoreRequest`` when it dropped ``request``."""
-
-    def given_up(self, origin: str) -> tuple[DropReason, str] | None: ...
-    def deadline(self, origin: str, now: float) -> float: ...
-    def timed_out(self, origin: str, waited_for: set[str]) -> tuple[DropReason, str]: ...
-    def closing(self, origin: str, awaited: Awaited | None = None) -> Why: ...
+__all__ = ["Holds", "SlotWaits"]
 
 
 class SlotWaits(Protocol):
@@ -111,7 +76,7 @@ class Holds:
         wake: Callable[[], None] = lambda: None,
         on_close: Callable[[], None] = lambda: None,
         held: HeldRequests | None = None,
-        admission: Readmit,
+        admission: Admission,
         slots: SlotWaits | None = None,
     ) -> None:
         """``admission`` says what a released request still waits for; ``slots``: the

@@ -58,9 +58,9 @@ if TYPE_CHECKING:
 
     from scrapy_rep.core.clock import Clock
     from scrapy_rep.core.robots_file import RobotsTxt
-    from scrapy_rep.crawl._admission import Admission
+    from scrapy_rep.crawl._admission import Admission, Awaited
     from scrapy_rep.crawl._events import Events
-    from scrapy_rep.crawl._holds import Awaited, Holds
+    from scrapy_rep.crawl._holds import Holds
     from scrapy_rep.crawl._resolver import Resolver
 
 __all__ = ["COPY_FLAG", "Room", "SlotClosed", "Slots"]
