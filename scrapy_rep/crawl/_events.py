@@ -252,7 +252,9 @@ class _SpiderLog(_Adapter):
     """The middleware's logger, each record with the crawl's spider (``extra``), as Scrapy's
     own log lines carry it."""
 
-    spider: Callable[[], object]
+    def __init__(self, spider: Callable[[], object]) -> None:
+        super().__init__(logger, {})
+        self.spider = spider
 
     def process(self, msg: Any, kwargs: Any) -> tuple[Any, Any]:
         kwargs["extra"] = {"spider": self.spider()}
@@ -262,8 +264,7 @@ class _SpiderLog(_Adapter):
 class Events:
     def __init__(self, stats: Any, spider: Callable[[], object]) -> None:
         self._stats = stats
-        self._log = _SpiderLog(logger, {})
-        self._log.spider = spider
+        self._log = _SpiderLog(spider)
         self._store = Outage(
             stats=stats,
             logger=logger,

@@ -441,16 +441,18 @@ class Resolver(Generic[D]):
     def _lease(self, origin: str) -> Deferred[bool]:
         # A store that cannot answer must not stop the crawl: fetch ourselves. Taking a lease
         # we hold renews it (every store's acquire_lease extends its owner's lease).
-        return self._call(self._store.acquire_lease, origin, self._owner, self._lease_ttl, ok=True)
+        return self._call(
+            self._store.acquire_lease, origin, self._owner, self._lease_ttl, default=True
+        )
 
     def _release_lease(self, origin: str) -> Deferred[None]:
         return self._call(self._store.release_lease, origin, self._owner)
 
     def _call(
-        self, method: Callable[..., Any], origin: str, *args: Any, ok: Any = None
+        self, method: Callable[..., Any], origin: str, *args: Any, default: Any = None
     ) -> Deferred[Any]:
-        """The store's ``method`` for the origin's key, or ``ok`` when the store fails."""
-        return guarded(self._events, maybeDeferred(method, self._key(origin), *args), ok)
+        """The store's ``method`` for the origin's key, or ``default`` when the store fails."""
+        return guarded(self._events, maybeDeferred(method, self._key(origin), *args), default)
 
     def _from_store(
         self, origin: str, entry: Entry, stored: StoredRobots, now: float

@@ -251,13 +251,13 @@ class Room:
         try:
             await self.off_active(waiter, request)
         except SlotClosed:
-            return self._closed(request, slots)
+            return self._closed(request)
         back = self._paused_since(request)
         if back is not None:
             slots.left(request)
         return back
 
-    def _closed(self, request: Request, slots: Slots) -> Request:
+    def _closed(self, request: Request) -> Request:
         """The crawl closes while ``request`` waits for a place: one from the scheduler (it
         carries the gate's token) goes back to the gate to be held (kept for the next run
         where held requests are durable, else said as not downloaded); an ``engine.download``

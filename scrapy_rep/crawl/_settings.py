@@ -211,7 +211,7 @@ class MiddlewareSettings:
 
 def _read(cls: type[_T], settings: BaseSettings, **made: Callable[[], Any]) -> _T:
     """``cls`` with each field the REP_* setting of its name in capitals, or what ``made``
-    makes for it; read in field order, so a bad value is reported as before."""
+    makes for it; read in field order (with several bad values, the first is reported)."""
     values: dict[str, Any] = {}
     for f in fields(cls):  # type: ignore[arg-type]
         make = made.get(f.name)

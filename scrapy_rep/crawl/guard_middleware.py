@@ -102,8 +102,7 @@ def fetch_over(request: Request) -> None:
 
 def is_fetch(request: Request) -> bool:
     """Is ``request`` one of scrapy-rep's own fetches being downloaded (``mark_fetch``)?"""
-    mark = request.meta.get(ROBOTS_META)
-    return type(mark) is _FetchMark and not mark.over
+    return live_mark(request) is not None
 
 
 #: Response flag: the decoded body was cut at 512,000 bytes.

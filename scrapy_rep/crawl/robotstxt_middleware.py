@@ -143,7 +143,9 @@ def build_components(
     closing: Callable[[], bool],
     wake: Callable[[], None] = lambda: None,
     crawl_delay: Callable[[RobotsTxt], float | None] | None = None,
-    rules_parsed: Callable[[Any, Any, Request | None], None] = lambda *parsed: None,
+    rules_parsed: Callable[
+        [OriginState[RobotsTxt], OriginState[RobotsTxt] | None, Request | None], None
+    ] = lambda *parsed: None,
     held: HeldRequests | None = None,
     drops: Drops | None = None,
     documents: Sequence[UsageDocument] = (TDMREP,),
