@@ -30,8 +30,8 @@ from scrapy_rep.crawl._admission import ADMITTED, FIRST, GO, NO_PLACE, Drop, Tok
 from scrapy_rep.crawl._drops import Drops
 from scrapy_rep.crawl._events import Events
 from scrapy_rep.crawl._pauses import PROBE_META, route
-from scrapy_rep.crawl._room import Slots
 from scrapy_rep.crawl._settings import MiddlewareSettings
+from scrapy_rep.crawl._slots import Slots
 from scrapy_rep.crawl._verdict import Verdicts
 from scrapy_rep.crawl.robotstxt_middleware import Components, build_components
 from scrapy_rep.storage.held import MemoryHeld
@@ -227,7 +227,7 @@ def test_a_refusal_within_a_family_waits_for_the_documents_that_may_supersede_it
 
 def test_an_unknown_origins_first_request_goes_on_unresolved_at_the_gate_only() -> None:
     harness = Harness()
-    harness.parts.holds.open(MemoryHeld())  # the spider opens; held requests in memory
+    harness.parts.room.open(MemoryHeld())  # the spider opens; held requests in memory
     first, second = Request(URL), Request(URL + "/2")
     assert harness.admission.decide(first, ORIGIN, START, "gate") is FIRST
     assert harness.admission.first(first)
@@ -292,7 +292,7 @@ def test_a_released_request_robots_txt_refuses_is_dropped_at_release_judged_once
     for request in (refused, allowed):
         decision = harness.admission.decide(request, ORIGIN, START, "gate")
         assert answered(decision) == "wait robots.txt"
-        harness.parts.holds.hold(ORIGIN, request, until=decision.awaited)
+        harness.parts.room.hold(ORIGIN, request, until=decision.awaited)
     harness.finish(b"User-agent: *\nDisallow: /private\n")
     harness.clock.advance(0)  # released on the next reactor turn
     assert harness.crawled == [allowed]

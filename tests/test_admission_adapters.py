@@ -75,13 +75,13 @@ class Adapters:
         self.middleware = RobotsTxtMiddleware(crawler, config, store, self.clock)
         self.stats = crawler.stats
         self.crawled: list[Request] = []
-        self.middleware._holds._crawl = self.crawled.append
+        self.middleware._room._held._crawl = self.crawled.append
         self.middleware._room.off_active = _waits  # type: ignore[method-assign,assignment]
         self.scripted = Scripted(self.middleware._admission)
         self.middleware._admission = self.scripted  # type: ignore[assignment]
         self.middleware._room._admission = self.scripted  # type: ignore[assignment]
+        self.middleware._room._held._admission = self.scripted  # type: ignore[assignment]
         self.middleware._page_answers._admission = self.scripted  # type: ignore[assignment]
-        self.middleware._holds._admission = self.scripted  # type: ignore[assignment]
 
     def stat(self, name: str) -> int:
         return int(self.stats.get_value(name, 0))
@@ -165,18 +165,18 @@ def test_the_final_gate_downloads_drops_waits_or_sends_back_as_answered() -> Non
 
 def test_a_released_request_stays_held_or_goes_as_answered() -> None:
     gates = Adapters()
-    holds = gates.middleware._holds
+    room = gates.middleware._room
     request = Request(ORIGIN + "/held")
-    holds.hold(ORIGIN, request, until=Never())
+    room.hold(ORIGIN, request, until=Never())
     # Released, still waiting for something else: held on, the one hold it is.
     gates.scripted.still = Never()
-    holds._release(ORIGIN)
-    assert gates.crawled == [] and holds.wanted(ORIGIN)
+    room._release(ORIGIN)
+    assert gates.crawled == [] and room.wanted(ORIGIN)
     assert gates.stat("robotstxt/held") == 1 and gates.stat("robotstxt/released") == 0
     # Nothing more to wait for: to the scheduler (the gate admits it on its way).
     gates.scripted.still = None
-    holds._release(ORIGIN)
-    assert gates.crawled == [request] and not holds.wanted(ORIGIN)
+    room._release(ORIGIN)
+    assert gates.crawled == [request] and not room.wanted(ORIGIN)
     assert gates.stat("robotstxt/held") == 1 and gates.stat("robotstxt/released") == 1
     assert gates.scripted.asked == ["release", "release"]
 

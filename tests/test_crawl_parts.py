@@ -168,7 +168,7 @@ class Parts:
             defaults, limits=limits, hold_timeout=hold_timeout, parsed_cache_size=100
         )
         built = self.build("me", crawl or self.crawled.append, held)
-        self.cache, self.resolver, self.holds = built.cache, built.resolver, built.holds
+        self.cache, self.resolver, self.room = built.cache, built.resolver, built.room
         self.pauses = built.pauses
 
     def build(
@@ -195,7 +195,7 @@ class Parts:
 
     def hold(self, path: str = "/page") -> Request:
         request = Request(ORIGIN + path)
-        self.holds.hold(ORIGIN, request)
+        self.room.hold(ORIGIN, request)
         return request
 
     def state(self) -> OriginState | None:
@@ -210,7 +210,7 @@ class Parts:
 
     def let_go(self) -> None:
         """The spider closed (``spider_closed``): everything let go, the place closed."""
-        self.holds.close()
+        self.room.close()
 
 
 def failure_of(deferred: Deferred[Any]) -> BaseException:
@@ -268,7 +268,7 @@ def test_no_fetch_while_nothing_waits_for_a_failing_origin() -> None:
 def test_hold_expiry_drops_held_and_fails_waiters_with_the_reason() -> None:
     parts = Parts(*[error(503)] * 10, hold_timeout=10)
     parts.hold()
-    waiter = parts.holds.wait(ORIGIN)
+    waiter = parts.room.wait(ORIGIN)
     parts.advance(9)
     assert not waiter.called
     parts.advance(2)
@@ -277,7 +277,7 @@ def test_hold_expiry_drops_held_and_fails_waiters_with_the_reason() -> None:
     )
     assert parts.stats["robotstxt/held_dropped"] == 2
     assert parts.crawled == []
-    assert not parts.holds.busy()
+    assert not parts.room.busy()
     # The engine is told at once that nothing waits any more (the crawl may end now).
     assert parts.emptied == 1
 
@@ -289,7 +289,7 @@ def test_a_fetch_in_flight_at_the_hold_timeout_is_waited_for_then_drops_at_once(
     hanging: Deferred[Reply] = Deferred()
     parts = Parts(hanging, *[error(503)] * 5, hold_timeout=10)
     early = parts.hold("/early")
-    waiter = parts.holds.wait(ORIGIN)
+    waiter = parts.room.wait(ORIGIN)
     parts.advance(10.5)  # past REP_HOLD_TIMEOUT, the fetch begun at 0 still in flight
     assert not waiter.called and parts.stats.get("robotstxt/held_dropped", 0) == 0
     parts.advance(4)
@@ -297,7 +297,7 @@ def test_a_fetch_in_flight_at_the_hold_timeout_is_waited_for_then_drops_at_once(
     parts.advance(1)
     assert parts.stats["robotstxt/held_dropped"] == 2 and parts.crawled == []
     assert str(failure_of(waiter)).endswith("within REP_HOLD_TIMEOUT=10s (HTTP 503)")
-    assert parts.emptied == 1 and not parts.holds.busy()
+    assert parts.emptied == 1 and not parts.room.busy()
     assert parts.fetcher.times == [0]  # no attempt for requests no longer held
     assert early not in parts.crawled
 
@@ -473,19 +473,19 @@ def test_release_failure_keeps_the_request_and_retries_it() -> None:
     # One failing re-scheduling does not stop the others, and nothing is lost.
     assert sent == [first, third]
     assert parts.stats["robotstxt/release_failed"] >= 1
-    assert parts.holds.busy()
+    assert parts.room.busy()
     broken.clear()
     parts.advance(1)
     assert sent == [first, third, second]
     assert parts.stats["robotstxt/released"] == 3
-    assert not parts.holds.busy()
+    assert not parts.room.busy()
 
 
 def test_close_lets_everything_go_at_once() -> None:
     held_place = DurableHeld()
     parts = Parts(*[error(500)] * 10, held=held_place)
     held = parts.hold()
-    waiter = parts.holds.wait(ORIGIN)
+    waiter = parts.room.wait(ORIGIN)
     parts.close_asked = True
     parts.advance(1)  # the next tick notices the close
     closed = failure_of(waiter)
@@ -493,17 +493,17 @@ def test_close_lets_everything_go_at_once() -> None:
     assert str(closed) == f"{ORIGIN}: its robots.txt was not known when the crawl closed"
     # The place stays open until the spider closes (requests in progress may still be held
     # on their way out), then keeps them, for the next run (or a live fleet process).
-    assert not held_place.closed and not parts.holds.busy()
-    parts.holds.close()
+    assert not held_place.closed and not parts.room.busy()
+    parts.room.close()
     assert held_place.closed
     assert held_place.inner.take(ORIGIN) == [held]
     assert parts.stats["robotstxt/held_persisted"] == 1
     assert parts.stats["robotstxt/held_dropped_on_close"] == 0
     parts.advance(120)
     assert parts.fetcher.times == [0]  # no retry after the close
-    late = parts.holds.wait(ORIGIN)
+    late = parts.room.wait(ORIGIN)
     assert isinstance(failure_of(late), IgnoreRequest)
-    parts.holds.hold(ORIGIN, Request(ORIGIN + "/late"))
+    parts.room.hold(ORIGIN, Request(ORIGIN + "/late"))
     # Not silently lost either: the waiter at close, the late waiter, the late request.
     assert parts.stats["robotstxt/held_dropped"] == 3
 
@@ -517,14 +517,14 @@ def test_a_request_held_while_the_crawl_closes_is_kept_or_said_not_downloaded(
     # kept by JOBDIR or left behind.
     held_place = DurableHeld() if durable else None
     parts = Parts(ok(), held=held_place)
-    parts.holds.let_go()  # the close is asked
+    parts.room.let_go()  # the close is asked
     late = Request(ORIGIN + "/late")
-    parts.holds.hold(ORIGIN, late, until=parts.pauses)
+    parts.room.hold(ORIGIN, late, until=parts.pauses)
     parts.advance(60)
     assert parts.fetcher.times == []  # nothing fetched for it: the crawl closes
     assert parts.stats.get("robotstxt/held_dropped", 0) == 0
     with caplog.at_level(logging.INFO, "scrapy_rep"):
-        parts.holds.close()  # the spider closed
+        parts.room.close()  # the spider closed
     if held_place is not None:
         assert held_place.inner.take(ORIGIN) == [late]
         assert parts.stats["robotstxt/held_persisted"] == 1
@@ -536,7 +536,7 @@ def test_a_request_held_while_the_crawl_closes_is_kept_or_said_not_downloaded(
             "were not downloaded"
         ) in caplog.text
     # Once the place is closed, one more is dropped with the reason.
-    parts.holds.hold(ORIGIN, Request(ORIGIN + "/later"))
+    parts.room.hold(ORIGIN, Request(ORIGIN + "/later"))
     assert parts.stats["robotstxt/held_dropped"] == 1
 
 
@@ -544,7 +544,7 @@ def test_waiters_failed_at_close_take_the_drop_path(caplog: pytest.LogCaptureFix
     # engine.download callers failed when the crawl closes are dropped as every other request
     # is: counted, logged, in the closing summary; each still fails with the reason.
     parts = Parts(*[error(500)] * 10)
-    waiters = [parts.holds.wait(ORIGIN), parts.holds.wait(ORIGIN)]
+    waiters = [parts.room.wait(ORIGIN), parts.room.wait(ORIGIN)]
     parts.let_go()
     for waiter in waiters:
         closed = failure_of(waiter)
@@ -552,7 +552,7 @@ def test_waiters_failed_at_close_take_the_drop_path(caplog: pytest.LogCaptureFix
     assert parts.stats["robotstxt/held_dropped"] == 2
     assert f"Dropped 2 request(s) for {ORIGIN}, not downloaded" in caplog.text
     with caplog.at_level(logging.INFO, "scrapy_rep"):
-        parts.holds._drops.summarize()
+        parts.room._held._drops.summarize()
     assert "scrapy-rep dropped 2 request(s), not downloaded, from 1 origin(s)" in caplog.text
     assert (
         f"{ORIGIN}: 2 closing ({ORIGIN}: its robots.txt was not known when the crawl closed)"
@@ -567,7 +567,7 @@ def test_close_without_a_durable_place_counts_held_requests_as_dropped(
     # b.test answered robots.txt, then its pages asked to slow down: held for its pause.
     paused = Request("http://b.test/page")
     assert parts.pauses.answered("http://b.test", paused, 503, None)
-    parts.holds.hold("http://b.test", paused, until=parts.pauses)
+    parts.room.hold("http://b.test", paused, until=parts.pauses)
     parts.let_go()
     parts.let_go()  # the close signal after a close request: counted once
     assert parts.stats["robotstxt/held_dropped_on_close"] == 3
@@ -608,7 +608,7 @@ def test_open_sends_what_an_earlier_run_held_back_through_the_gate() -> None:
     held_place.add(ORIGIN, earlier[0])
     held_place.add("http://b.test", earlier[1])
     parts = Parts()
-    parts.holds.open(held_place)
+    parts.room.open(held_place)
     assert parts.crawled == []  # on the next reactor turn, not inside spider_opened
     parts.clock.advance(0)
     assert parts.crawled == earlier
@@ -616,16 +616,16 @@ def test_open_sends_what_an_earlier_run_held_back_through_the_gate() -> None:
     # Not "released": they pass the gate again, and count as released only once it holds
     # and releases them (each held request is counted once per fate).
     assert parts.stats.get("robotstxt/released", 0) == 0
-    assert len(held_place) == 0 and not parts.holds.busy()
+    assert len(held_place) == 0 and not parts.room.busy()
 
 
 def test_adopted_requests_go_through_this_process_gate() -> None:
     held_place = DurableHeld()
     parts = Parts()
-    parts.holds.open(held_place)
+    parts.room.open(held_place)
     adopted = Request("http://dead.test/1")
     held_place.add("http://dead.test", adopted)  # what RedisHeld's heartbeat adopts
-    parts.holds.adopted({"http://dead.test": 1})
+    parts.room.adopted({"http://dead.test": 1})
     parts.clock.advance(0)
     assert parts.crawled == [adopted]
     assert parts.stats["robotstxt/held_restored"] == 0
@@ -664,7 +664,7 @@ def test_restored_requests_the_dupefilter_saw_are_filed_with_it_before_the_spide
     for request in (seen, unseen, own, copied):
         held_place.add(ORIGIN, request)
     parts = Parts()
-    parts.holds.open(held_place, seen=dupefilter.request_seen)
+    parts.room.open(held_place, seen=dupefilter.request_seen)
     refiled = 1 if stopped == "killed" else 0
     assert parts.stats["robotstxt/held_refiled"] == refiled
     # Before anything reaches the scheduler: the spider's copy of /seen, yielded again, is a
@@ -684,10 +684,10 @@ def test_adopted_requests_the_dupefilter_saw_are_filed_as_they_are_sent() -> Non
     dupefilter = scrapy_dupefilter()
     held_place = DurableHeld()
     parts = Parts()
-    parts.holds.open(held_place, seen=dupefilter.request_seen)
+    parts.room.open(held_place, seen=dupefilter.request_seen)
     adopted = seen_before("http://dead.test/1")
     held_place.add("http://dead.test", adopted)  # what RedisHeld's heartbeat adopts
-    parts.holds.adopted({"http://dead.test": 1})
+    parts.room.adopted({"http://dead.test": 1})
     parts.clock.advance(0)
     assert parts.crawled == [adopted]
     assert parts.stats["robotstxt/held_refiled"] == 1
@@ -697,10 +697,10 @@ def test_adopted_requests_the_dupefilter_saw_are_filed_as_they_are_sent() -> Non
 def test_requests_released_in_this_run_are_not_filed_again() -> None:
     filed: list[Request] = []
     parts = Parts(ok())
-    parts.holds.open(DurableHeld(), seen=filed.append)
+    parts.room.open(DurableHeld(), seen=filed.append)
     # Its origin's pause ended: the dupefilter of this run let it through already.
     request = seen_before(ORIGIN + "/page")
-    parts.holds.hold(ORIGIN, request)
+    parts.room.hold(ORIGIN, request)
     parts.advance(1)
     assert parts.crawled == [request]
     assert filed == []
@@ -716,7 +716,7 @@ def test_a_dupefilter_that_fails_delays_no_restored_request(caplog: Any) -> None
         held_place.add(ORIGIN, request)
     parts = Parts()
     with caplog.at_level(logging.WARNING):
-        parts.holds.open(held_place, seen=broken)
+        parts.room.open(held_place, seen=broken)
         parts.clock.advance(0)
     assert parts.crawled == restored
     assert caplog.text.count("Could not file") == 1
@@ -725,13 +725,13 @@ def test_a_dupefilter_that_fails_delays_no_restored_request(caplog: Any) -> None
 
 def test_work_held_by_another_fleet_process_is_seen_only_through_a_fleet_place() -> None:
     parts = Parts()
-    assert not parts.holds.pending_elsewhere()  # MemoryHeld: no fleet
+    assert not parts.room.pending_elsewhere()  # MemoryHeld: no fleet
     held_place = DurableHeld()
-    parts.holds.open(held_place)
-    assert not parts.holds.pending_elsewhere()
+    parts.room.open(held_place)
+    assert not parts.room.pending_elsewhere()
     held_place.elsewhere = True  # what RedisHeld answers while another owner holds requests
-    assert parts.holds.pending_elsewhere()
-    assert not parts.holds.busy()  # nothing of its own: only spider_idle keeps it open
+    assert parts.room.pending_elsewhere()
+    assert not parts.room.busy()  # nothing of its own: only spider_idle keeps it open
 
 
 def test_a_failed_take_leaves_the_requests_until_the_place_names_them_again() -> None:
@@ -743,7 +743,7 @@ def test_a_failed_take_leaves_the_requests_until_the_place_names_them_again() ->
     assert parts.state() is not None
     assert parts.crawled == []  # the take failed: still in the place, not lost
     assert len(held_place) == 1
-    parts.holds.adopted({ORIGIN: 1})  # the next good heartbeat names it again
+    parts.room.adopted({ORIGIN: 1})  # the next good heartbeat names it again
     parts.clock.advance(0)
     assert parts.crawled == [held]
 
@@ -795,17 +795,17 @@ def test_store_and_lease_defaults() -> None:
 def test_idle_crawl_gives_up_after_the_failures_and_keeps_the_unreachable_entry() -> None:
     parts = Parts(*[error(500)] * 10)
     parts.hold()
-    waiter = parts.holds.wait(ORIGIN)
+    waiter = parts.room.wait(ORIGIN)
     times = attempt_times([500, 500], LIMITS)
     parts.advance(times[1] + 1)  # two failures: not yet
-    parts.holds.give_up()
-    assert parts.holds.busy() and not waiter.called
+    parts.room.give_up()
+    assert parts.room.busy() and not waiter.called
     parts.advance(times[2] - times[1])  # the third failure
-    parts.holds.give_up()
+    parts.room.give_up()
     assert "failed 3 times in a row (HTTP 500)" in str(failure_of(waiter))
     assert parts.stats["robotstxt/gave_up"] == 1
     assert parts.stats["robotstxt/held_dropped"] == 2
-    assert not parts.holds.busy() and parts.crawled == []
+    assert not parts.room.busy() and parts.crawled == []
     parts.advance(600)
     # Nothing waits: no more fetches after the third.
     assert parts.fetcher.times == attempt_times([500, 500], LIMITS)
@@ -823,15 +823,15 @@ def test_give_up_with_a_durable_place_keeps_the_held_requests_for_the_next_run()
     held_place = DurableHeld()
     parts = Parts(*[error(500)] * 10, held=held_place)
     held = [parts.hold("/1"), parts.hold("/2")]
-    waiter = parts.holds.wait(ORIGIN)  # an engine.download caller: this process's only
+    waiter = parts.room.wait(ORIGIN)  # an engine.download caller: this process's only
     parts.advance(attempt_times([500, 500], LIMITS)[-1] + 1)
-    parts.holds.give_up()
+    parts.room.give_up()
     assert held_place.kept == held
     assert parts.stats["robotstxt/gave_up"] == 1
     assert parts.stats["robotstxt/held_kept_for_next_run"] == 2
     assert parts.stats["robotstxt/held_dropped"] == 1  # the waiter
     assert "failed 3 times in a row" in str(failure_of(waiter))
-    assert not parts.holds.busy()  # the crawl may close
+    assert not parts.room.busy()  # the crawl may close
     parts.let_go()
     # Every held request counted once per fate.
     assert parts.stats["robotstxt/held"] == 2
@@ -849,8 +849,8 @@ def test_failures_of_an_earlier_run_do_not_give_up_before_an_attempt_of_this_run
     resumed = Parts(ok(), store=store, start=START + 30)
     request = resumed.hold()
     resumed.clock.advance(0)
-    resumed.holds.give_up()  # the first spider_idle
-    assert resumed.stats.get("robotstxt/gave_up", 0) == 0 and resumed.holds.busy()
+    resumed.room.give_up()  # the first spider_idle
+    assert resumed.stats.get("robotstxt/gave_up", 0) == 0 and resumed.room.busy()
     assert resumed.fetcher.times == []  # no new burst: the stored retry_at is kept
     resumed.advance(times[3] - 30 + 0.25)
     assert resumed.fetcher.times == [times[3]]  # times since the first run started
@@ -864,12 +864,12 @@ def test_an_attempt_of_this_run_that_fails_lets_the_idle_crawl_give_up() -> None
     earlier.advance(16)
     resumed = Parts(error(503), store=store, start=START + 30)
     resumed.hold()
-    waiter = resumed.holds.wait(ORIGIN)
+    waiter = resumed.room.wait(ORIGIN)
     resumed.clock.advance(0)
-    resumed.holds.give_up()
+    resumed.room.give_up()
     assert resumed.stats.get("robotstxt/gave_up", 0) == 0 and not waiter.called
     resumed.advance(5.25)  # its own attempt, at the stored retry_at, fails too
-    resumed.holds.give_up()
+    resumed.room.give_up()
     assert resumed.stats["robotstxt/gave_up"] == 1
     assert "failed 4 times in a row" in str(failure_of(waiter))
 
@@ -879,19 +879,19 @@ def test_an_origin_is_given_up_on_the_tick_while_others_are_waited_for_not_when_
     # (b.test, whose fetch never ends) keeps the crawl busy, a.test is given up all the same.
     b_answer: Deferred[Reply] = Deferred()
     parts = Parts(error(500), b_answer, error(500), error(500))
-    waiter = parts.holds.wait(ORIGIN)
-    b = parts.holds.wait("http://b.test")
+    waiter = parts.room.wait(ORIGIN)
+    b = parts.room.wait("http://b.test")
     parts.advance(attempt_times([500, 500], LIMITS)[-1] + 1.5)
     assert parts.stats["robotstxt/gave_up"] == 1
     assert "failed 3 times in a row" in str(failure_of(waiter))
-    assert not b.called and parts.holds.busy()
+    assert not b.called and parts.room.busy()
     b_answer.callback(ok())
-    assert b.called and not parts.holds.busy()
+    assert b.called and not parts.room.busy()
     disabled = Parts(*[error(500)] * 10, limits=replace(LIMITS, give_up_after=0))
     disabled.hold()
     disabled.advance(attempt_times([500, 500], LIMITS)[-1] + 1)
-    disabled.holds.give_up()
-    assert disabled.stats["robotstxt/gave_up"] == 0 and disabled.holds.busy()
+    disabled.room.give_up()
+    assert disabled.stats["robotstxt/gave_up"] == 0 and disabled.room.busy()
 
 
 def test_the_drop_path_delivers_later_counts_and_sums_up(caplog: pytest.LogCaptureFixture) -> None:
@@ -1017,7 +1017,7 @@ def test_a_fetch_that_raises_is_a_counted_failure_logged_once(
     # was retried every REP_RETRY_DELAY for ever, never counted, never given up).
     broken = [fail(ValueError("could not convert string to float: '\u00b2'")) for _ in range(3)]
     parts = Parts(*broken)
-    waiter = parts.holds.wait(ORIGIN)
+    waiter = parts.room.wait(ORIGIN)
     parts.advance(attempt_times([500, 500], LIMITS)[-1] + 1.5)
     assert parts.fetcher.times == attempt_times([500, 500], LIMITS)
     assert "failed 3 times in a row (internal error: ValueError" in str(failure_of(waiter))
@@ -1028,7 +1028,7 @@ def test_a_fetch_that_raises_is_a_counted_failure_logged_once(
 
 
 class _NeverKnown:
-    """A usage document whose resolution never ends (what ``Holds`` may wait for)."""
+    """A usage document whose resolution never ends (what the ``Room`` may wait for)."""
 
     name = "tdmrep.json"
 
@@ -1040,9 +1040,9 @@ def test_a_hold_timeout_names_what_the_expired_requests_waited_for(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     parts = Parts(ok(), hold_timeout=10)
-    parts.holds.wait(ORIGIN)  # robots.txt answers; tdmrep.json never does
+    parts.room.wait(ORIGIN)  # robots.txt answers; tdmrep.json never does
     parts.advance(1)
-    parts.holds.hold(ORIGIN, Request(ORIGIN + "/1"), until=_NeverKnown())
+    parts.room.hold(ORIGIN, Request(ORIGIN + "/1"), until=_NeverKnown())
     parts.advance(11)
     assert parts.stats["robotstxt/held_dropped"] == 1
     assert "its tdmrep.json could not be fetched within REP_HOLD_TIMEOUT=10s" in caplog.text
@@ -1056,7 +1056,7 @@ def test_a_robots_txt_that_never_answers_is_given_up_within_150_s_with_the_defau
     attempts: list[Deferred[Reply]] = [Deferred() for _ in range(3)]
     parts = Parts(*attempts, limits=defaults.limits)
     parts.hold()
-    waiter = parts.holds.wait(ORIGIN)
+    waiter = parts.room.wait(ORIGIN)
     timed_out = Fetch("unreachable", error="timed out"), None
     for number, attempt in enumerate(attempts, 1):
         while len(parts.fetcher.times) < number:

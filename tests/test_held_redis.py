@@ -124,7 +124,7 @@ def test_a_live_process_adopts_the_requests_of_a_dead_one(client: redis.Redis) -
     assert stats.get_value("robotstxt/held_adopted") == 4
     assert len(live.held) == 5
     assert not live.held.pending_elsewhere()
-    # What a process adopts can be read without taking it (``Holds.open`` files it with the
+    # What a process adopts can be read without taking it (``Room.open`` files it with the
     # dupefilter before the spider starts).
     peeked = live.held.peek()
     assert sorted(urls(peeked)) == sorted([f"{A}/live", f"{A}/0", f"{A}/1", f"{A}/2", f"{B}/0"])

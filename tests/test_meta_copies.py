@@ -96,8 +96,8 @@ class Crawl:
         for document in (mw._resolver, *(used.resolver for used in mw._components.documents)):
             document._fetcher = self.fetches
         self.crawled: list[Request] = []
-        mw._holds._crawl = self.crawled.append
-        mw._holds.open(MemoryHeld())  # the spider opens; held requests in memory
+        mw._room._held._crawl = self.crawled.append
+        mw._room.open(MemoryHeld())  # the spider opens; held requests in memory
         mw._pauses._evict = lambda key: None  # no engine, no download slots to take from
         mw._room.off_active = _waits  # type: ignore[method-assign,assignment]
         # Built after the middleware, the guard has its last look (``serve``).
@@ -257,5 +257,5 @@ def test_the_restore_of_held_requests_files_no_copy_with_the_dupefilter() -> Non
     for request in (sent, copy):
         place.add(KNOWN, request)
     filed: list[str] = []
-    crawl.middleware._holds.open(place, seen=lambda request: filed.append(request.url))
+    crawl.middleware._room.open(place, seen=lambda request: filed.append(request.url))
     assert filed == [KNOWN + "/ok/1"]

@@ -241,25 +241,25 @@ def test_a_pause_longer_than_its_limit_is_given_up_while_the_crawl_is_busy() -> 
         parts.pauses.admit(A, request, parts.clock.seconds())
         if parts.pauses.probing(request):
             assert parts.pauses.answered(A, request, 503, 0.0)
-        parts.holds.hold(A, request, until=parts.pauses)
+        parts.room.hold(A, request, until=parts.pauses)
 
     b_answer: Deferred[Any] = Deferred()
     parts = CrawlParts(ok(), b_answer, crawl=gate)
     # The errbacks the drop path delivers.
     failures: list[Failure] = []
-    parts.holds._drops = Drops(
+    parts.room._held._drops = Drops(
         Events(parts.stats, lambda: None),
         parts.clock,
         deliver=lambda request, failure: failures.append(failure),
     )
-    waiting = parts.holds.wait(A)  # robots.txt answers: a.test is known
+    waiting = parts.room.wait(A)  # robots.txt answers: a.test is known
     assert waiting.called
     page = Request(A + "/page", errback=lambda failure: None)
     assert parts.pauses.answered(A, page, 503, 0.0)
-    parts.holds.hold(A, page, until=parts.pauses)
-    b = parts.holds.wait("http://b.test")  # robots.txt never answers: the crawl stays busy
+    parts.room.hold(A, page, until=parts.pauses)
+    b = parts.room.wait("http://b.test")  # robots.txt never answers: the crawl stays busy
     parts.advance(59)
-    assert parts.stats["robotstxt/pause/gave_up"] == 0 and parts.holds.busy()
+    assert parts.stats["robotstxt/pause/gave_up"] == 0 and parts.room.busy()
     parts.advance(2)
     # A pause given up has its own stat and reason: a.test's robots.txt answered.
     assert parts.stats["robotstxt/pause/gave_up"] == 1
@@ -291,21 +291,21 @@ def test_a_site_answering_503_for_ever_is_given_up_a_minute_after_its_pause_bega
         assert request.meta[PROBE_META] == f"{request.url} probes {A}"
         probes.append(parts.clock.seconds() - paused_at)
         assert parts.pauses.answered(A, request, 503, None)
-        parts.holds.hold(A, request, until=parts.pauses)
+        parts.room.hold(A, request, until=parts.pauses)
 
     parts = CrawlParts(ok(), crawl=gate)
     failures: list[Failure] = []
-    parts.holds._drops = Drops(
+    parts.room._held._drops = Drops(
         Events(parts.stats, lambda: None),
         parts.clock,
         deliver=lambda request, failure: failures.append(failure),
     )
-    assert parts.holds.wait(A).called
+    assert parts.room.wait(A).called
     paused_at = parts.clock.seconds()
     pages = [Request(f"{A}/{i}", errback=lambda failure: None) for i in range(5)]
     assert parts.pauses.answered(A, pages[0], 503, None)
     for page in pages:
-        parts.holds.hold(A, page, until=parts.pauses)
+        parts.room.hold(A, page, until=parts.pauses)
     parts.advance(59.5)
     assert parts.stats["robotstxt/pause/gave_up"] == 0
     assert [round(t) for t in probes] == [2, 6, 14, 30]

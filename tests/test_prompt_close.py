@@ -5,7 +5,7 @@ Real crawls on every tox env. The engine looks for idleness after a download; a 
 scrapy-rep drops and hands to the scraper for its errback is no download, and Scrapy 2.11 only
 looked again at its heartbeat (``_compat.scrape_failure`` wakes it now). The engine waits for
 every download in progress, a robots.txt fetch too: requests held past REP_HOLD_TIMEOUT wait
-for the attempt that began while they had time left (``Holds._deadline``)."""
+for the attempt that began while they had time left (``Admission.deadline``)."""
 
 from __future__ import annotations
 

@@ -40,7 +40,6 @@ OWNERS = {"_admission", "_cache", "_resolver", "_pauses", "_verdict", "_events"}
 #: define the rules and keep the bytes, are not the crawl's state readers.
 STATE_OWNERS = {
     "_admission",
-    "_holds",
     "_room",
     "_cache",
     "_resolver",
@@ -123,7 +122,7 @@ def test_origin_state_is_read_by_the_admission_the_room_and_its_owners_only() ->
 PLANTED = {
     "ADMITTED": "from scrapy_rep.crawl._admission import ADMITTED\n",
     "PROBE_META": "probe = request.meta.get(PROBE_META)\n",
-    "SEEN_META": "request.meta[_holds.SEEN_META] = mark\n",
+    "SEEN_META": "request.meta[_room.SEEN_META] = mark\n",
     "DONT_PAUSE_META": "exempt = DONT_PAUSE_META in request.meta\n",
     ".peek(": "state = self._resolver.peek(origin)\n",
     ".state(": "state = resolver.state(origin, now, request)\n",

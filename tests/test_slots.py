@@ -1,6 +1,6 @@
-"""Each download slot's concurrency (``Slots``, crawl/_room.py) on ``task.Clock``: counting until a
+"""Each download slot's concurrency (``Slots``, crawl/_slots.py) on ``task.Clock``: counting until a
 request leaves the downloader, FIFO waiters and the place passed to the first, however many
-wait, the sweep of places left without the signal on the room's one tick (``Holds.tick``), a
+wait, the sweep of places left without the signal on the room's one tick (``Room.tick``), a
 close (the waits end without a place)."""
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from twisted.python.failure import Failure
 
 from scrapy_rep.crawl import _compat
 from scrapy_rep.crawl._events import Events
-from scrapy_rep.crawl._room import SlotClosed, Slots
 from scrapy_rep.crawl._settings import MiddlewareSettings
+from scrapy_rep.crawl._slots import SlotClosed, Slots
 from scrapy_rep.crawl.robotstxt_middleware import build_components
 from scrapy_rep.storage.results import MemoryStore
 
@@ -59,7 +59,7 @@ class Setup:
             events=events,
         )
         # The room whose tick sweeps the slots and notices the close.
-        self.holds = build_components(
+        self.room = build_components(
             clock=self.clock,
             store=MemoryStore(clock=self.clock.seconds),
             fetcher_for=lambda kind: None,  # nothing is fetched here
@@ -69,7 +69,7 @@ class Setup:
             crawl=lambda request: None,
             closing=lambda: self.closing,
             slots=self.slots,
-        ).holds
+        ).room
 
     def slot_of(self, request: Request) -> tuple[str, Slot]:
         """As ``Downloader._get_slot``: the slot of ``request``'s key, made if new (with this
@@ -87,7 +87,7 @@ class Setup:
         if waiter is None:
             self.active.add(request)
             return True
-        self.holds.watch_slots()  # as the room does
+        self.room.watch_slots()  # as the room does
         self.waiters[request] = waiter
         return False
 
@@ -256,7 +256,7 @@ def test_a_close_asked_ends_every_wait_without_a_place_within_a_second() -> None
 def test_the_spider_closing_ends_every_wait_without_a_place() -> None:
     setup = Setup(concurrency=1)
     _first, failed = _waiting_for_one_place(setup, 3)
-    setup.holds.close()
+    setup.room.close()
     assert len(failed) == 3 and all(f.check(SlotClosed) for f in failed)
     assert not setup.slots.busy()
     assert not setup.clock.getDelayedCalls()
@@ -286,7 +286,7 @@ def test_a_wait_begun_once_the_room_let_go_ends_at_once() -> None:
     setup = Setup(concurrency=1)
     first, second = _requests(2)
     assert setup.through(first)
-    setup.holds.let_go()
+    setup.room.let_go()
     assert not setup.through(second)
     failed: list[Failure] = []
     setup.waiters[second].addErrback(failed.append)

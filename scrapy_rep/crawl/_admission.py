@@ -94,7 +94,7 @@ Point = Literal["gate", "release", "download"]
 #: Meta key of a held request the scheduler's dupefilter saw (it passed the gate to the
 #: scheduler, not ``dont_filter``, before it was sent back to the gate and held): it goes to
 #: the scheduler again with ``dont_filter``, and a run that restores it files its fingerprint
-#: with the dupefilter first (``Holds.open``). Its value is the request's fingerprint
+#: with the dupefilter first (``Room.open``). Its value is the request's fingerprint
 #: (``seen_mark``): it must survive JOBDIR and Redis, so it cannot be bound to the request
 #: object; bound to its content, a copy on another request files nothing.
 SEEN_META = "_rep_seen"
@@ -484,7 +484,7 @@ class Admission:
         """``request`` on its way back to the scheduler, to be admitted again (held, if it
         must wait). The dupefilter saw it once already (if it passed the gate to the scheduler
         and was not ``dont_filter``): marked so, a run that restores it files it with the
-        dupefilter again (``Holds.open``). ``closing``: its slot's wait was ended by the crawl
+        dupefilter again (``Room.open``). ``closing``: its slot's wait was ended by the crawl
         closing; the gate holds it."""
         if closing:
             self._closed_out.add(request)

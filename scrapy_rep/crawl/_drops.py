@@ -21,7 +21,7 @@ delivers one for a download error (SPEC C3):
   Scrapy's ``DepthMiddleware`` filters requests (``filtered``).
 - **the crawl closing** (a request arriving once everything was let go) is treated as Scrapy
   treats requests left in its scheduler: no errback. ``engine.download`` callers still waiting
-  then are counted here too, and their Deferreds fail with the reason (``Holds``).
+  then are counted here too, and their Deferreds fail with the reason (``Room``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """``Pauses``: origins whose pages said "slow down" (SPEC H) — a 503, a 429, or several distinct
 pages answering another 5xx in a row (``core.pause``).
 
-A paused origin's requests are held as requests for an unknown robots.txt are (``Holds``,
+A paused origin's requests are held as requests for an unknown robots.txt are (``Room``,
 outside the downloader's slots, durable where the crawl is): the one that got the answer
 (``RobotsTxtGuard`` hands it back before RetryMiddleware or the HTTP cache see the answer), the
 ones waiting in its download slot (``evict``) and every new one (the gates ask ``check``). The
@@ -109,7 +109,7 @@ class _Pause:
 
 
 class Pauses:
-    #: Its name for ``Holds`` (what held requests wait for).
+    #: Its name for the ``Room`` (what held requests wait for).
     name = "pause"
 
     def __init__(

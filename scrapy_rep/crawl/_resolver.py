@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
 
+from scrapy.http import Request, Response, TextResponse
 from twisted.internet import task
 from twisted.internet.defer import Deferred, fail, inlineCallbacks, maybeDeferred, succeed
 from twisted.python.failure import Failure
@@ -34,13 +35,14 @@ from scrapy_rep.crawl._events import give_up_reason, guarded, withdraw
 from scrapy_rep.storage.results import RobotsStore, StoredRobots
 
 if TYPE_CHECKING:
-    from scrapy.http import Request
-
     from scrapy_rep.core.clock import Clock, DelayedCall
     from scrapy_rep.crawl._cache import OriginCache, OriginReport, OriginState
     from scrapy_rep.crawl._events import Events
 
-__all__ = ["Announce", "FetcherLike", "Resolver"]
+__all__ = ["COPY_FLAG", "Announce", "FetcherLike", "Resolver"]
+
+#: Flag of a response answering a spider's own robots.txt request from the crawl's copy.
+COPY_FLAG = "robotstxt_copy"
 
 _T = TypeVar("_T")
 D = TypeVar("D")
@@ -256,25 +258,25 @@ class Resolver(Generic[D]):
         elif waiting:
             self._schedule_retry(origin, refresh_at - now)
 
-    def copy(self, state: OriginState[D]) -> Deferred[tuple[int, str, bytes | None] | None]:
-        """The copy ``state`` serves, as (status, final URL after redirects, body): a 2xx
-        with its body from the store, a 4xx without one; None when there is no such copy
-        (unreachable with no good copy, a redirect chain not followed, the store lost it)."""
+    def copy(self, state: OriginState[D], request: Request) -> Deferred[Response | None]:
+        """The copy ``state`` serves, as the answer to ``request`` (a spider's own request for
+        the document, ``COPY_FLAG``): a 2xx with its body from the store, a 4xx without one;
+        None when there is no such copy (unreachable with no good copy, a redirect chain not
+        followed, the store lost it)."""
         good = state.entry.good
         if good is None or good.status is None:
             return succeed(None)
+        status = good.status
         url = good.redirects[-1] if good.redirects else state.origin + self.kind.path
         if good.outcome == "no_robots":
-            answer = (good.status, url, None) if 400 <= good.status < 500 else None
-            return succeed(answer)
+            return succeed(_answer(request, status, url, None) if 400 <= status < 500 else None)
 
-        def body(loaded: tuple[StoredRobots | None, Entry | None]) -> Any:
+        def body(loaded: tuple[StoredRobots | None, Entry | None]) -> Response | None:
             stored, entry = loaded
             same = entry is not None and entry.good is not None and entry.good == good
             if stored is None or stored.body is None or not same:
                 return None
-            assert good.status is not None
-            return good.status, url, stored.body
+            return _answer(request, status, url, stored.body)
 
         return self._load(state.origin).addCallback(body)
 
@@ -463,3 +465,20 @@ class Resolver(Generic[D]):
         if previous is None or previous.entry.fetched_at != entry.fetched_at:
             self._announced(state, previous, now, True)
         return state
+
+
+def _answer(request: Request, status: int, url: str, body: bytes | None) -> Response:
+    """The crawl's copy of robots.txt, as the answer to a spider's own request for it."""
+    # HttpCacheMiddleware stores what passes its process_response: not this copy.
+    request.meta["dont_cache"] = True
+    if body is None:
+        return Response(url, status=status, request=request, flags=[COPY_FLAG])
+    return TextResponse(
+        url,
+        status=status,
+        # SPEC A1: the body is read as UTF-8, whatever the server declared.
+        headers={b"Content-Type": b"text/plain; charset=utf-8"},
+        body=body,
+        request=request,
+        flags=[COPY_FLAG],
+    )

@@ -1,109 +1,412 @@
-"""``Room``: the waits a request makes before its download, in place and off
-``Downloader.active`` (the held requests' waits at the gate are ``Holds``).
+"""``Room``: the waiting room. Every wait a request makes before its download, its tick and its
+close; the admission says what a request waits for (its ``Wait``) and how each wait ends.
 
-At the final gate (``RobotsTxtMiddleware.process_request``), what the admission answers "wait"
-to: an unknown origin's first request waits for its robots.txt (``first_request``); any other
-request waits for what it needs (``settle``), or goes back to the gate to be held there (one the
-gate let through that now waits for a pause or an unreachable origin); a spider's own request for
-robots.txt is answered from the crawl's copy (``robots_copy``, ``COPY_FLAG``).
+- *held* (``hold``, from the gate): off the scheduler and the downloader, in a
+  ``HeldRequests`` place (memory, JOBDIR, the fleet's Redis: durable from the moment it is
+  held). Released, each asks the admission again: held for what it still needs, or to the
+  scheduler (``crawl``), counted once per fate (README, ``robotstxt/held``).
+- *in place*, at the final gate, off ``Downloader.active`` (``off_active``): an unknown
+  origin's first request (``first_request``), any other the admission tells to wait
+  (``settle``), a spider's own request for robots.txt (``robots_copy``).
+- at the guard's last look (``last_look``, after every other downloader middleware): a
+  request a middleware changed since its verdict is judged again; a page whose route paused
+  since goes back; one over its download slot's concurrency waits for a place (step 6,
+  ``_slots.Slots``), off ``Downloader.active``.
 
-At the guard's last look (``RobotsTxtGuard``, after every other downloader middleware):
+What waits is kept in one table, per origin (``_Origin``): the held requests' times and what
+each waits for (the requests themselves are in the place, oldest first), the in-place waiters,
+the interest registered for what they await (one Deferred per origin and thing, cancelled when
+nothing waits: an origin nobody waits for is not retried) and the states that released them
+(put back in their caches before each release: caches smaller than the origins in flight would
+otherwise release and hold them again for ever). Requests are sent on the next reactor turn,
+never inside the completion that released them.
 
-- ``Admission.again``: a request whose URL or User-Agent tokens a downloader middleware changed
-  since its verdict was given (one that rotates User-Agents, at 400 say) is judged again;
-- ``Admission.leaving`` (``PageAnswers.page_leaving``): a page whose route paused since it was
-  admitted goes back to the gate;
-- the admission's step 6 (``Slots``, below): a request over its download slot's concurrency
-  waits for a place, off ``Downloader.active``, so the engine keeps feeding other sites
-  meanwhile.
-
-A slot wait the crawl's close ends (``SlotClosed``): a request from the scheduler goes back to
-the gate, where the admission has it held (``send_back(closing=True)``), as requests left in
-Scrapy's scheduler are kept or left; an ``engine.download`` caller is dropped with the reason
-``closing``.
-
-``Slots``: each download slot's concurrency, held before the download. Scrapy >= 2.14, with the
-asyncio reactor and a slot delay of 0, starts a slot's whole queue at once (each download is a
-task that enters ``slot.transferring`` only when it first runs); Scrapy 2.11 to 2.13 hold the
-limit, but with the slot's queue in ``Downloader.active``, where a slow site's backlog takes the
-crawl's places from every other site. The last look asks ``Slots`` on every version: a request
-goes if its slot has fewer requests let through and not yet left the downloader
-(``request_left_downloader``) than the slot's concurrency, else it waits, FIFO, off
-``Downloader.active``, and goes when a place of its slot frees (the place passes to it directly:
-no race). However many wait, the engine keeps taking other sites' requests.
-
-The room's one tick (``Holds.tick``) sweeps the places of requests that left without the signal
-(``sweep``) and, when the crawl is asked to close, lets the waiting requests go without a place
-(``let_go``, ``SlotClosed``): the room keeps them as it keeps held requests, or drops them with
-the reason (an ``engine.download`` caller), rather than download a slow site's backlog on the
-way out.
+One tick, while anything waits, goes through the table once per origin (``give_up``): a wait
+over REP_HOLD_TIMEOUT, or an origin the admission gives up, ends with the admission's reason
+(held requests kept for the next run where the place is durable, SPEC C4, else dropped); it
+sweeps the slots' places and notices a close being asked (``let_go``): in-place waiters fail
+with ``closing``, a slot wait ends (``SlotClosed``), held requests stay until ``close`` says
+what stays (kept for the next run, or not downloaded as Scrapy leaves its scheduler's).
 """
 
 from __future__ import annotations
 
-from collections import deque
+import bisect
 from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from scrapy.http import Request, Response, TextResponse
+from scrapy.exceptions import IgnoreRequest
+from scrapy.http import Request, Response
 from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet import task
 from twisted.internet.defer import Deferred
 
-from scrapy_rep.core.stats import SLOT_WAITED, SLOT_WAITING_MAX
+from scrapy_rep.core.stats import HELD, HELD_REFILED, RELEASED
 from scrapy_rep.crawl import _compat, _inline
-from scrapy_rep.crawl._admission import NO_PLACE, Drop, Wait
+from scrapy_rep.crawl._admission import NO_PLACE, SEEN_META, Drop, Wait, seen_mark
+from scrapy_rep.crawl._events import Waiting, Why
+from scrapy_rep.crawl._slots import SlotClosed, Slots
+from scrapy_rep.storage.held import HeldRequests, MemoryHeld
 
 if TYPE_CHECKING:
-    from scrapy.crawler import Crawler
-
     from scrapy_rep.core.clock import Clock
+    from scrapy_rep.core.policy import Limits
     from scrapy_rep.core.robots_file import RobotsTxt
     from scrapy_rep.crawl._admission import Admission, Awaited
+    from scrapy_rep.crawl._cache import OriginState
+    from scrapy_rep.crawl._drops import Drops
     from scrapy_rep.crawl._events import Events
-    from scrapy_rep.crawl._holds import Holds
     from scrapy_rep.crawl._resolver import Resolver
+    from scrapy_rep.crawl.exceptions import DropReason
 
-__all__ = ["COPY_FLAG", "Room", "SlotClosed", "Slots"]
+__all__ = ["Room"]
 
 _T = TypeVar("_T")
+_KEEP_HINT = "; set JOBDIR, or a Redis REP_STORE, to keep such requests for the next run"
+_Waiter = Deferred["OriginState[RobotsTxt]"]
 
-#: Flag of a response answering a spider's own robots.txt request from the crawl's copy.
-COPY_FLAG = "robotstxt_copy"
+
+@dataclass
+class _Origin:
+    """What waits for one origin (see the module docstring)."""
+
+    #: When each held request was held, and what it waits for (its ``Awaited.name``: the
+    #: words of a timeout and of the closing line), in the place's order.
+    held: list[tuple[float, str]] = field(default_factory=list)
+    #: The in-place waiters for robots.txt, and since when each waits.
+    waiters: list[tuple[_Waiter, float]] = field(default_factory=list)
+    interest: dict[str, Deferred[Any]] = field(default_factory=dict)
+    known: dict[str, tuple[Any, OriginState[Any]]] = field(default_factory=dict)
+
+    def waiting(self) -> bool:
+        return bool(self.held or self.waiters)
+
+    def since(self) -> float | None:
+        """Since when its oldest request waits."""
+        oldest = [since for since, _what in self.held[:1]]
+        return min(oldest + [since for _waiter, since in self.waiters[:1]], default=None)
+
+    def expired(self, deadline: float) -> tuple[int, set[str], list[_Waiter]]:
+        """Take what waits since ``deadline`` or before: how many held requests (the first in
+        the place, oldest first), what they wait for, and the in-place waiters."""
+        old = bisect.bisect_right(self.held, deadline, key=lambda held: held[0])
+        waited_for = {what for _since, what in self.held[:old]}
+        del self.held[:old]
+        waiters = [waiter for waiter, since in self.waiters if since <= deadline]
+        self.waiters = [(waiter, since) for waiter, since in self.waiters if since > deadline]
+        return old, waited_for, waiters
 
 
 class Room:
     def __init__(
         self,
         *,
-        crawler: Crawler,
-        admission: Admission,
-        holds: Holds,
-        resolver: Resolver[RobotsTxt],
         clock: Clock,
-        slots: Slots | None,
-        page_leaving: Callable[[Request], Request | None] | None,
+        events: Events,
+        drops: Drops,
+        resolver: Resolver[RobotsTxt],
+        admission: Admission,
+        hold_timeout: float,
+        limits: Limits,
+        crawl: Callable[[Request], object],
+        closing: Callable[[], bool],
+        wake: Callable[[], None] = lambda: None,
+        on_close: Callable[[], None] = lambda: None,
+        held: HeldRequests | None = None,
+        slots: Slots | None = None,
+        engine: Callable[[], Any] = lambda: None,
+        page_leaving: Callable[[Request], Request | None] | None = None,
     ) -> None:
-        """``crawler``: its engine (there once the crawl runs) keeps ``Downloader.active``;
-        ``slots``: the download slots' concurrency (None: REP_SLOT_CONCURRENCY off);
+        """``crawl`` sends a request to the scheduler; ``closing``: is the crawl asked to close;
+        ``wake``: nothing waits any more (the engine may close now, not at its next idle check);
+        ``on_close`` closes what else waits for the crawl (once everything here was let go);
+        ``slots``: None when REP_SLOT_CONCURRENCY is off; ``engine``: the crawl's, once it runs;
         ``page_leaving``: a page whose route paused since goes back (None: pauses off)."""
-        self._crawler = crawler
-        self._admission = admission
-        self._holds = holds
-        self._resolver = resolver
         self._clock = clock
+        self._events = events
+        self._resolver = resolver
+        self._admission = admission
+        self._timeout = hold_timeout
+        self._limits = limits
+        self._closing = closing
+        self._wake = wake
+        self._on_close = on_close
         self._slots = slots
-        self._page_leaving = page_leaving
+        self._engine = engine
+        self._page_leaving = page_leaving or (lambda request: None)
+        self._origins: dict[str, _Origin] = {}
+        # Memory until the spider opens and ``open`` gives the crawl's own place.
+        place = held if held is not None else MemoryHeld()
+        self._held = _Held(place, events, drops, crawl, admission)
+        # Asked to close (``let_go``).
+        self._closed = False
+        self._tick = task.LoopingCall(self.tick)
+        self._tick.clock = cast(Any, clock)
 
-    # -- the final gate's waits --------------------------------------------------------------
+    def open(self, held: HeldRequests, seen: Callable[[Request], object] | None = None) -> None:
+        """Use ``held`` (opened when the spider opens); what an earlier run left there goes
+        back to the scheduler, through the gate again, on the next reactor turn. ``seen``: the
+        scheduler's dupefilter's ``request_seen``, given each of those the dupefilter saw
+        before it was held, before the spider's first request reaches it."""
+        self._held.open(held, seen)
+        if self._held.pending:
+            self._clock.callLater(0, self._send_pending)
+
+    def first_through(self) -> bool:
+        """May an unknown origin's first request go on unresolved? Once the spider opened,
+        where held requests live in memory only (``HeldRequests.next_run`` None)."""
+        return self._held.opened and self._held.place.next_run is None
+
+    def adopted(self, available: dict[str, int]) -> None:
+        """Requests became this process's to release (a dead fleet process's, or left in the
+        store by a failed ``take``): through this process's own gate."""
+        self._held.pending.update(available)
+        self._clock.callLater(0, self._send_pending)
+
+    def pending_elsewhere(self) -> bool:
+        """Do other fleet processes hold requests that may come to this one?"""
+        elsewhere: Callable[[], bool] | None = getattr(self._held.place, "pending_elsewhere", None)
+        return elsewhere is not None and elsewhere()
+
+    def wanted(self, origin: str) -> bool:
+        """Do requests (held, or waiting in place) wait for ``origin``?"""
+        waits = self._origins.get(origin)
+        return waits is not None and waits.waiting()
+
+    def waiting(self, origin: str) -> Waiting:
+        """What decides how long the crawl waits for ``origin`` (for the log): since when
+        its oldest request waits."""
+        since = (self._origins.get(origin) or _Origin()).since()
+        return Waiting(self._limits, self._timeout, since, self._resolver.started)
+
+    def say_waiting(self, origin: str) -> None:
+        """Requests wait for ``origin``'s robots.txt: say why (once per origin). An origin
+        still being fetched for the first time is not announced (the usual case)."""
+        state = self._resolver.peek(origin)
+        if state is not None:
+            self._events.holding(state, self.waiting(origin))
+
+    def busy(self) -> bool:
+        if self._closed:
+            return False
+        return self._held.busy() or any(waits.waiters for waits in self._origins.values())
+
+    def hold(self, origin: str, request: Request, until: Awaited | None = None) -> None:
+        """Keep ``request`` until ``origin``'s robots.txt serves or, given ``until`` (the
+        resolver of a usage document the gate needs, or the pauses), until that says so; then
+        it goes back through the gate."""
+        awaited = until or self._resolver
+        if self._held.closed:
+            self._held.fail(origin, [request], [], awaited)
+            return
+        self._held.place.add(origin, request)
+        waits = self._origins.setdefault(origin, _Origin())
+        waits.held.append((self._clock.seconds(), awaited.name))
+        self._events.count(HELD)
+        if self._closed:
+            # Nothing is released any more; ``close`` says what stays held.
+            return
+        self._interested(origin, awaited, request)
+        self._start_tick()
+
+    def wait(self, origin: str, request: Request | None = None, *, held: bool = False) -> _Waiter:
+        """A Deferred fired with the origin's state once it serves (or failed). ``held``: the
+        request is one the crawl holds (an origin's first, waiting at the final gate after its
+        robots.txt failed), counted as held and released as those outside the scheduler are."""
+        waiter: _Waiter = Deferred()
+        if self._closed:
+            self._held.fail(origin, [], [waiter])
+            return waiter
+        if held:
+            self._events.count(HELD)
+            waiter.addCallback(self._count_released)
+        waits = self._origins.setdefault(origin, _Origin())
+        waits.waiters.append((waiter, self._clock.seconds()))
+        self._interested(origin, self._resolver, request)
+        self._start_tick()
+        return waiter
+
+    def _count_released(self, state: _T) -> _T:
+        self._events.count(RELEASED)
+        return state
+
+    def _interested(self, origin: str, awaited: Awaited, trigger: Request | None) -> None:
+        waits = self._origins.setdefault(origin, _Origin())
+        if awaited.name in waits.interest:
+            return
+        found = awaited.wait(origin, trigger)
+        waits.interest[awaited.name] = found
+        # Withdrawn (cancelled) or ended by the close: the requests it covered are gone already.
+        found.addCallbacks(self._known, lambda failure: None, callbackArgs=(origin, awaited))
+
+    def _known(self, result: Any, origin: str, awaited: Awaited) -> None:
+        waits = self._origins.get(origin)
+        if waits is None or waits.interest.pop(awaited.name, None) is None:
+            return
+        if awaited is self._resolver:
+            # Waiters resume in process_request, which asks nothing of the resolver.
+            waiters, waits.waiters = waits.waiters, []
+            for waiter, _since in waiters:
+                waiter.callback(result)
+        if result is not None and hasattr(awaited, "reinstate"):
+            waits.known[awaited.name] = (awaited, result)
+        # Sending the held requests re-enters the gate, which must not run inside the
+        # completion of what fired this.
+        self._clock.callLater(0, self._release, origin)
+
+    def _release(self, origin: str) -> None:
+        if self._closed:
+            return
+        for awaited, state in self._origins.get(origin, _Origin()).known.values():
+            awaited.reinstate(state)
+        self._send(origin, released=True)
+
+    def _forget(self, origin: str, *, keep: bool = False) -> None:
+        """Nothing waits for ``origin`` any more: withdraw the interest registered for it and
+        (unless ``keep``: requests may be held again at once) its row."""
+        waits = self._origins.get(origin)
+        if waits is None or waits.waiting():
+            return
+        interest, waits.interest = waits.interest, {}
+        if not keep:
+            del self._origins[origin]
+        for found in interest.values():
+            found.cancel()
+
+    def _send(self, origin: str, *, released: bool) -> None:
+        """Send ``origin``'s held requests to the scheduler (``_Held.send``); one held again
+        for what it still needs keeps the time it was first held."""
+        if self._closed:
+            return
+        waits = self._origins.setdefault(origin, _Origin())
+        times, waits.held = waits.held, []
+        self._forget(origin, keep=True)
+
+        def held_again(request: Request, since: float, awaited: Awaited) -> None:
+            waits.held.append((since, awaited.name))
+            self._interested(origin, awaited, request)
+
+        if self._held.send(origin, released, times, self._clock.seconds(), held_again):
+            self._start_tick()
+        self._forget(origin)
+
+    def _send_pending(self) -> None:
+        for origin in sorted(self._held.unsent):
+            self._send(origin, released=True)
+        for origin in sorted(self._held.pending):
+            self._send(origin, released=False)
+
+    def watch_slots(self) -> None:
+        """A request waits for a place in its download slot: the tick runs while any does
+        (the crawl closed already: its wait ends now)."""
+        if not self._closed:
+            self._start_tick()
+        elif self._slots is not None:
+            self._slots.let_go()
+
+    def tick(self) -> None:
+        """While anything waits: notice a close being asked, retry unsent requests, end the
+        waits that are over (``give_up``), sweep the download slots."""
+        if self._closing():
+            self.let_go()
+            return
+        self._send_pending()
+        dropped = self.give_up()
+        slots = self._slots
+        if slots is not None:
+            slots.sweep()
+        if not self.busy() and not (slots is not None and slots.busy()):
+            if self._tick.running:
+                self._tick.stop()
+            if dropped:
+                # Nothing waits any more: the crawl may be over now, not at the engine's next
+                # idle check (every 5 s).
+                self._wake()
+
+    def give_up(self) -> int:
+        """Once per origin: end the waits over REP_HOLD_TIMEOUT (``Admission.deadline``), and
+        every wait for an origin the admission gives up now (``Admission.given_up``; not while
+        restored or adopted requests are still to be sent). On every tick and when the crawl is
+        idle, so a site answering "come back later" at once cannot keep a busy crawl waiting;
+        returns how many requests this run let go."""
+        if self._closed:
+            return 0
+        dropped = 0
+        now = self._clock.seconds()
+        for origin in sorted(self._origins):
+            waits = self._origins.get(origin)
+            if waits is None or not waits.waiting():
+                continue
+            old, waited_for, expired = waits.expired(self._admission.deadline(origin, now))
+            if old and (held := self._held.oldest(origin, old)):
+                dropped += len(held)
+                self._held.stop(origin, held, [], *self._admission.timed_out(origin, waited_for))
+            if expired:
+                dropped += len(expired)
+                why = self._admission.timed_out(origin, {self._resolver.name})
+                self._held.stop(origin, [], expired, *why)
+            given_up = None
+            if waits.waiting() and not self._held.pending:
+                given_up = self._admission.given_up(origin)
+            if given_up is not None:
+                self._events.gave_up(given_up[0])
+                waiters = [waiter for waiter, _since in waits.waiters]
+                waits.held, waits.waiters = [], []
+                held = self._held.place.take(origin)
+                dropped += len(held) + len(waiters)
+                self._held.stop(origin, held, waiters, *given_up)
+            self._forget(origin)
+        return dropped
+
+    def let_go(self) -> None:
+        """The crawl is asked to close: let every waiting request go now and release nothing
+        more, then ``on_close`` (may be called again). Held requests stay in the place, as
+        do those held from now on, until ``close``."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._tick.running:
+            self._tick.stop()
+        if self._slots is not None:
+            self._slots.let_go()
+        for origin, waits in list(self._origins.items()):
+            waiters, waits.waiters = waits.waiters, []
+            interest, waits.interest = waits.interest, {}
+            self._held.fail(origin, [], [waiter for waiter, _since in waiters])
+            for found in interest.values():
+                found.cancel()
+        self._held.pending, self._held.unsent = set(), set()
+        self._on_close()
+
+    def close(self) -> None:
+        """The spider closed (nothing is in progress any more): say what stays held, kept
+        for the next run where the place is durable, else not downloaded, as Scrapy leaves
+        the requests in its scheduler; then close the place (may be called again)."""
+        self.let_go()
+        if self._held.closed:
+            return
+        # How many held requests wait for what (robots.txt, a usage document, a pause).
+        waited_for: dict[str, int] = {}
+        for waits in self._origins.values():
+            for _since, what in waits.held:
+                waited_for[what] = waited_for.get(what, 0) + 1
+        self._origins = {}
+        self._held.close(waited_for)
+
+    def _start_tick(self) -> None:
+        if not self._tick.running and not self._closed:
+            # Often enough to notice a close within a second, and to expire on time.
+            self._tick.start(min(1.0, max(0.05, self._timeout / 4)), now=False)
 
     async def off_active(
         self, waiter: Deferred[_T], request: Request, downloads: _inline.Taken | None = None
     ) -> _T:
-        """Wait for ``waiter`` with ``request`` out of ``Downloader.active``: waiting for
-        robots.txt is not downloading, so the CONCURRENT_REQUESTS place is given back meanwhile
-        (an ``engine.download`` caller cannot stall other origins). ``downloads``: the ones
+        """Wait for ``waiter`` with ``request`` out of ``Downloader.active``: waiting is not
+        downloading, so the CONCURRENT_REQUESTS place is given back meanwhile (an
+        ``engine.download`` caller cannot stall other origins). ``downloads``: the ones
         ``waiter`` waits for, run in this task (``_inline``)."""
-        engine = self._crawler.engine
+        engine = self._engine()
         left = _compat.leave_active(engine, request)
         if left:
             # Back the moment the wait is over, not a turn of the event loop later when this
@@ -118,11 +421,10 @@ class Room:
                 _compat.rejoin_active(engine, request)
 
     async def first_request(self, origin: str, request: Request) -> Request | None:
-        """An unknown origin's first request, let through by the gate: it resolves the origin
-        now and waits for it here, off ``Downloader.active`` and outside any slot, so it goes
-        the moment robots.txt is known (not behind the scheduler's backlog, as a released
-        request would). Unreachable, it waits here as held requests do (this is a crawl whose
-        held requests live in memory): one wait, not a trip back through the scheduler."""
+        """An unknown origin's first request, let through by the gate, resolves it and waits
+        here, outside any slot: it goes the moment robots.txt is known, not behind the
+        scheduler's backlog. Unreachable, it waits here as held requests do (this crawl's live
+        in memory): one wait, not a trip back through the scheduler."""
         with _inline.taken() as downloads:
             resolution = self._resolver.resolve(origin, request)
         try:
@@ -143,13 +445,10 @@ class Room:
     async def settle(
         self, origin: str, request: Request, decision: Wait, *, first: bool = False
     ) -> Request | None:
-        """Wait here, off ``Downloader.active``, until the admission lets ``request`` go (or
-        drops it). A request the gate let through (to the scheduler) and that now waits for
-        its route's pause or for an origin become unreachable goes back to the gate instead,
-        to be held there (durably where the crawl is); the others wait here: an
-        ``engine.download`` caller, an origin's first request, one another process or an
-        earlier run allowed, one whose origin's state the LRU evicted. ``first``: an origin's
-        first request, counted as held while it waits for robots.txt."""
+        """Wait here until the admission lets ``request`` go (or drops it), or send it back to
+        the gate to be held (``Admission.goes_back``). ``first``: an origin's first request,
+        counted as held while it waits for robots.txt (its waits time out and are given up as
+        held requests' are)."""
         # The states known for it so far serve its next decision, even if the caches evicted
         # them while it waited (caches smaller than the origins in flight).
         kept = self._admission.kept(origin)
@@ -158,31 +457,22 @@ class Room:
             if not first and self._admission.goes_back(request, origin, awaited):
                 return self._admission.send_back(request)
             if awaited is self._resolver:
-                self._holds.say_waiting(origin)
-            waiter = self._wait_for(awaited, origin, request, first)
+                self.say_waiting(origin)
+                waiter = self.wait(origin, request, held=first)
+            else:
+                waiter = awaited.wait(origin, request)
             known = await self.off_active(waiter, request)
             if known is not None:
                 kept[cast("Resolver[Any]", awaited)] = known
             self._admission.restore(kept)
-            next_decision = self._admission.decide(
-                request, origin, self._clock.seconds(), "download"
-            )
+            now = self._clock.seconds()
+            next_decision = self._admission.decide(request, origin, now, "download")
             kept.update(self._admission.kept(origin))
             if isinstance(next_decision, Drop):
                 self._admission.refuse(request, next_decision.why)
             if not isinstance(next_decision, Wait):
                 return None
             decision = next_decision
-
-    def _wait_for(
-        self, awaited: Awaited, origin: str, request: Request, first: bool
-    ) -> Deferred[Any]:
-        """A Deferred fired once ``awaited`` says of ``origin``: robots.txt through the holds
-        (its waits time out and are given up as held requests are; an origin's first request
-        is counted as held there, as it would have been in the gate's hold)."""
-        if awaited is self._resolver:
-            return self._holds.wait(origin, request, held=first)
-        return awaited.wait(origin, request)
 
     async def robots_copy(self, origin: str, request: Request) -> Response | None:
         """A spider's request for ``origin``'s robots.txt, answered from the crawl's copy (one
@@ -191,32 +481,13 @@ class Room:
         only when there is no copy to give (unreachable for too long, the store lost it)."""
         answer = self._admission.copy_of(request, origin, self._clock.seconds())
         while isinstance(answer, Wait):
-            self._holds.say_waiting(origin)
-            known = await self.off_active(self._holds.wait(origin, request), request)
+            self.say_waiting(origin)
+            known = await self.off_active(self.wait(origin, request), request)
             self._resolver.reinstate(known)
             answer = self._admission.copy_of(request, origin, self._clock.seconds())
         if isinstance(answer, Drop):
             self._admission.refuse(request, answer.why)
-        state = answer
-        copy = await maybe_deferred_to_future(self._resolver.copy(state))
-        if copy is None:
-            return None
-        status, url, body = copy
-        # HttpCacheMiddleware stores what passes its process_response: not this copy.
-        request.meta["dont_cache"] = True
-        if body is None:
-            return Response(url, status=status, request=request, flags=[COPY_FLAG])
-        return TextResponse(
-            url,
-            status=status,
-            # SPEC A1: the body is read as UTF-8, whatever the server declared.
-            headers={b"Content-Type": b"text/plain; charset=utf-8"},
-            body=body,
-            request=request,
-            flags=[COPY_FLAG],
-        )
-
-    # -- the guard's last look -----------------------------------------------------------
+        return await maybe_deferred_to_future(self._resolver.copy(answer, request))
 
     def last_look(self, request: Request) -> Request | Coroutine[Any, Any, Request | None] | None:
         """None to go on, a Request to send back, or a coroutine waiting for a place. A
@@ -227,7 +498,7 @@ class Room:
             self._admission.refuse(request, again.why)
         if isinstance(again, Wait):
             return self._admission.send_back(request)
-        back = self._paused_since(request)
+        back = self._page_leaving(request)
         if back is not None:
             return back
         # Step 6: a place in its download slot (every request counts, as Scrapy counts it in
@@ -236,156 +507,193 @@ class Room:
         waiter = None if self._slots is None else self._slots.enter(request)
         if waiter is None:
             return None
-        self._holds.watch_slots()
+        self.watch_slots()
         return self._slot_wait(request, waiter)
 
-    def _paused_since(self, request: Request) -> Request | None:
-        return None if self._page_leaving is None else self._page_leaving(request)
-
     async def _slot_wait(self, request: Request, waiter: Deferred[None]) -> Request | None:
-        """Wait for a place in ``request``'s download slot (``waiter``; counted in its Scrapy
-        slot meanwhile, by ``Slots``). Its route may have paused meanwhile: back it goes then,
-        and its place to the next."""
+        """Wait for a place in ``request``'s download slot (counted in its Scrapy slot
+        meanwhile, by ``Slots``). Its route may have paused meanwhile: back it goes then, and
+        its place to the next. The crawl closing first (``SlotClosed``): one from the scheduler
+        (it carries the gate's token) goes back to the gate to be held (kept for the next run
+        where held requests are durable, else said as not downloaded); an ``engine.download``
+        caller is dropped with the reason."""
         slots = self._slots
         assert slots is not None
         try:
             await self.off_active(waiter, request)
         except SlotClosed:
-            return self._closed(request)
-        back = self._paused_since(request)
+            origin = self._admission.origin(request)
+            if origin is not None and self._admission.from_scheduler(request):
+                return self._admission.send_back(request, closing=True)
+            why = self._admission.closing(origin or request.url, NO_PLACE)
+            self._admission.refuse(request, why)
+        back = self._page_leaving(request)
         if back is not None:
             slots.left(request)
         return back
 
-    def _closed(self, request: Request) -> Request:
-        """The crawl closes while ``request`` waits for a place: one from the scheduler (it
-        carries the gate's token) goes back to the gate to be held (kept for the next run
-        where held requests are durable, else said as not downloaded); an ``engine.download``
-        caller is dropped with the reason. The rest of the crawl's closing is left to the
-        holds, which notice it on their own tick."""
-        origin = self._admission.origin(request)
-        if origin is not None and self._admission.from_scheduler(request):
-            return self._admission.send_back(request, closing=True)
-        why = self._admission.closing(origin or request.url, NO_PLACE)
-        self._admission.refuse(request, why)
+
+@dataclass(eq=False)
+class _Held:
+    """Where held requests live (memory until the spider opens, then the crawl's: JOBDIR, the
+    fleet's Redis), what of it is still to be sent, and what it keeps for the next run."""
+
+    place: HeldRequests
+    _events: Events
+    _drops: Drops
+    _crawl: Callable[[Request], object]
+    _admission: Admission
+    #: Origins whose held requests go to the scheduler on the next tick: restored from an
+    #: earlier run or adopted from a dead fleet process (back through the gate, not counted
+    #: as released), or released but not taken by the scheduler (``unsent``).
+    pending: set[str] = field(default_factory=set)
+    unsent: set[str] = field(default_factory=set)
+    #: Requests put aside for the job's next run (given up, held too long).
+    _kept: int = 0
+    #: The scheduler's dupefilter's ``request_seen`` (given by ``open``).
+    _seen: Callable[[Request], object] | None = None
+    opened: bool = False
+    #: The place closed and the closing line said (``close``).
+    closed: bool = False
+
+    def open(self, place: HeldRequests, seen: Callable[[Request], object] | None) -> None:
+        self.place = place
+        self._seen = seen
+        self.opened = True
+        count = len(place)
+        if count and not self.pending:  # pending already: adopted, counted as such
+            self._events.restored(count)
+        if count and seen is not None:
+            for request in place.peek():
+                self._file(request)
+        self.pending.update(place.origins())
+
+    def busy(self) -> bool:
+        return bool(len(self.place) or self.pending or self.unsent)
+
+    def send(
+        self,
+        origin: str,
+        released: bool,
+        times: list[tuple[float, str]],
+        now: float,
+        held_again: Callable[[Request, float, Awaited], None],
+    ) -> bool:
+        """Send ``origin``'s held requests to the scheduler one by one; True when one was not
+        taken (held again, tried again on the next tick). ``released``: what they waited for is
+        known (counted as released when they go); one that still waits for something else (a
+        usage document after robots.txt, its route's pause) stays held for it (``held_again``,
+        with when it was held: ``times``). Else they come back from an earlier run or another
+        process and pass the gate again (held again if need be)."""
+        released = released or origin in self.unsent
+        self.pending.discard(origin)
+        self.unsent.discard(origin)
+        sent = 0
+        failed = False
+        for index, request in enumerate(self.place.take(origin)):
+            if not released:
+                # Restored (filed at ``open`` already) or adopted from another process.
+                self._file(request)
+            else:
+                try:
+                    awaited = self._admission.awaited(request, origin, now)
+                except IgnoreRequest:
+                    # Dropped as the gate would drop it (its errback, counted): released.
+                    sent += 1
+                    continue
+                if awaited is not None:
+                    self.place.add(origin, request)
+                    held_again(request, times[index][0] if index < len(times) else now, awaited)
+                    continue
+            try:
+                self._crawl(request)
+            except Exception as exc:
+                self._events.release_failed(request, exc)
+                # Held again (durably, where the place is).
+                self.place.add(origin, request)
+                (self.unsent if released else self.pending).add(origin)
+                failed = True
+            else:
+                sent += 1
+        if sent and released:
+            self._events.count(RELEASED, sent)
+        return failed
+
+    def stop(
+        self,
+        origin: str,
+        held: list[Request],
+        waiters: list[_Waiter],
+        reason: DropReason,
+        why: str,
+    ) -> None:
+        """This run waits no longer for ``held`` and ``waiters``: the durable place keeps the
+        held ones for the next run (SPEC C4); the rest are dropped with ``why`` and
+        ``reason``."""
+        lost = self.place.put_aside(origin, held) if held else []
+        kept = len(held) - len(lost)
+        self._kept += kept
+        if kept:
+            self._events.kept(origin, kept, why, self.place.next_run)
+        hint = "" if self.place.next_run is not None else _KEEP_HINT
+        drop = Why(reason, f"{origin}: {why}", origin, rule=why + hint)
+        self._drops.drop(origin, lost, drop, waiters=len(waiters))
+        for waiter in waiters:
+            waiter.errback(drop.exception())
+
+    def fail(
+        self,
+        origin: str,
+        requests: list[Request],
+        waiters: list[_Waiter],
+        awaited: Awaited | None = None,
+    ) -> None:
+        """In-place waiters for ``origin`` when the crawl closes (or a request held after the
+        place closed): dropped through the drop path (counted, logged, in the closing summary),
+        each failing with ``closing``."""
+        if not requests and not waiters:
+            return
+        why = self._admission.closing(origin, awaited)
+        self._drops.drop(origin, requests, why, waiters=len(waiters))
+        for waiter in waiters:
+            waiter.errback(why.exception())
+
+    def oldest(self, origin: str, count: int) -> list[Request]:
+        """Take ``origin``'s ``count`` oldest held requests out of the place (``take`` returns
+        oldest first; one that failed returns them later, through ``adopted``)."""
+        held = self.place.take(origin)
+        for request in held[count:]:
+            self.place.add(origin, request)
+        return held[:count]
+
+    def close(self, waited_for: dict[str, int]) -> None:
+        """Say what stays held (``waited_for``: how many wait for what), then close the place."""
+        self.closed = True
+        if self.place.next_run is None:
+            self._events.closed_with_held(len(self.place), waited_for)
+        else:
+            # Durable ones stay (the place counts and logs those it had only in memory).
+            persisted = len(self.place) - self.place.in_memory()
+            self._events.closed_keeping(persisted, self._kept, self.place.next_run, waited_for)
+        self.place.close()
+
+    def _file(self, request: Request) -> None:
+        """If the dupefilter saw ``request`` before it was held (``SEEN_META``), file its
+        fingerprint with this crawl's dupefilter: the spider's own copy (a start request yielded
+        again by a resumed job) is then filtered as a duplicate, while this one
+        (``dont_filter``) goes. Counted when the dupefilter did not have it (lost in a
+        ``kill -9``, or another process's)."""
+        if self._seen is None or request.meta.get(SEEN_META) != seen_mark(request):
+            return
+        try:
+            known = self._seen(request)
+        except Exception as exc:  # a dupefilter whose backend is down (scrapy-redis's)
+            self._events.not_filed(request, exc)
+            return
+        if not known:
+            self._events.count(HELD_REFILED)
 
 
 def _rejoined(result: _T, engine: Any, request: Request) -> _T:
     _compat.rejoin_active(engine, request)
     return result
-
-
-class SlotClosed(Exception):
-    """A waiting request's wait ended by the crawl closing: it has no place."""
-
-
-class Slots:
-    def __init__(
-        self,
-        *,
-        slot_of: Callable[[Request], tuple[str, Any]],
-        limit_of: Callable[[Any], tuple[int, bool]],
-        mark: Callable[[Any, Request, bool], None],
-        in_flight: Callable[[Request], bool],
-        events: Events,
-    ) -> None:
-        """``slot_of``: a request's slot key and Scrapy's slot (``_compat.get_slot``),
-        asked once per request; ``limit_of``: a slot's concurrency and whether Scrapy holds it
-        itself (a slot delay above 0: its queue starts one request per delay,
-        ``_compat.slot_limit``); ``mark``: count a waiting request in its Scrapy slot, or no
-        longer (``_compat.in_slot``); ``in_flight``: is a request still in
-        ``Downloader.active`` (one let through that is not has left the downloader without
-        the signal: a middleware above the guard answered it)."""
-        self._slot_of = slot_of
-        self._limit_of = limit_of
-        self._mark = mark
-        self._in_flight = in_flight
-        self._events = events
-        #: Requests let through, by their slot's key, until they leave the downloader.
-        self._through: dict[Request, str] = {}
-        self._count: dict[str, int] = {}
-        #: The concurrency each slot was last seen with.
-        self._limit: dict[str, int] = {}
-        self._waiters: dict[str, deque[tuple[Request, Any, Deferred[None]]]] = {}
-        self._waiting = 0
-        self._most = 0
-
-    def enter(self, request: Request) -> Deferred[None] | None:
-        """None: ``request`` goes now, counted in its slot until it leaves. Else a Deferred
-        fired when it has its place (``SlotClosed``: the crawl closes first); meanwhile it is
-        counted in its Scrapy slot's ``active`` (``mark``), as a queued request is there."""
-        key, slot = self._slot_of(request)
-        concurrency, held_by_scrapy = self._limit_of(slot)
-        self._limit[key] = concurrency
-        count = self._count.get(key, 0)
-        if held_by_scrapy or concurrency < 1 or (count < concurrency and key not in self._waiters):
-            # Counted even where Scrapy holds the limit: right should the slot's delay drop.
-            self._through[request] = key
-            self._count[key] = count + 1
-            return None
-        waiter: Deferred[None] = Deferred()
-        self._waiters.setdefault(key, deque()).append((request, slot, waiter))
-        # The downloader-aware queue then ranks the slot as busy, and feeds other sites.
-        self._mark(slot, request, True)
-        self._waiting += 1
-        self._events.count(SLOT_WAITED)
-        if self._waiting > self._most:
-            self._most = self._waiting
-            self._events.most(SLOT_WAITING_MAX, self._most)
-        return waiter
-
-    def left(self, request: Request, spider: object = None) -> None:
-        """``request_left_downloader``: its place goes to its slot's first waiter."""
-        key = self._through.pop(request, None)
-        if key is None:
-            return
-        count = self._count[key] - 1
-        if count:
-            self._count[key] = count
-        else:
-            del self._count[key]
-        if key in self._waiters:
-            self._wake(key)
-        elif not count:
-            # Nothing of this slot here any more: kept per slot in flight, not per site seen.
-            del self._limit[key]
-
-    def taken(self, pairs: list[tuple[Request, Any]]) -> list[tuple[Request, Any]]:
-        """Requests taken out of their slot's queue before downloading (a pause sends them
-        back): they never get ``request_left_downloader``, so their places free here."""
-        for request, _ in pairs:
-            self.left(request)
-        return pairs
-
-    def _wake(self, key: str) -> None:
-        limit = self._limit.get(key, 1)
-        while (waiters := self._waiters.get(key)) and self._count.get(key, 0) < limit:
-            request, slot, waiter = waiters.popleft()
-            if not waiters:
-                del self._waiters[key]
-            self._waiting -= 1
-            self._mark(slot, request, False)
-            self._through[request] = key
-            self._count[key] = self._count.get(key, 0) + 1
-            # Settled first: without asyncio the waiter's coroutine runs on at once, and may
-            # come back here (its route paused meanwhile: it leaves, and its place passes on).
-            waiter.callback(None)
-
-    def sweep(self) -> None:
-        """Free the places of requests let through that left ``Downloader.active`` without
-        ``request_left_downloader`` (a middleware above the guard answered them)."""
-        for request in [request for request in self._through if not self._in_flight(request)]:
-            self.left(request)
-
-    def let_go(self) -> None:
-        """The crawl closes: every waiting request's wait ends without a place
-        (``SlotClosed``), so that the engine, which counts them in progress, can close."""
-        waiters, self._waiters = self._waiters, {}
-        self._waiting = 0
-        for queue in waiters.values():
-            for request, slot, waiter in queue:
-                self._mark(slot, request, False)
-                waiter.errback(SlotClosed())
-
-    def busy(self) -> bool:
-        return bool(self._waiters)

@@ -65,16 +65,16 @@ from scrapy_rep.crawl._cache import (
 from scrapy_rep.crawl._drops import Drops, FilterKind
 from scrapy_rep.crawl._events import Events
 from scrapy_rep.crawl._fetch import Fetcher
-from scrapy_rep.crawl._holds import Holds, SlotWaits
 from scrapy_rep.crawl._page_answers import PageAnswers
 from scrapy_rep.crawl._pauses import Pauses
-from scrapy_rep.crawl._resolver import Announce, FetcherLike, Resolver
-from scrapy_rep.crawl._room import COPY_FLAG, Room, Slots
+from scrapy_rep.crawl._resolver import COPY_FLAG, Announce, FetcherLike, Resolver
+from scrapy_rep.crawl._room import Room
 from scrapy_rep.crawl._settings import (
     MiddlewareSettings,
     refused_at_startup,
     warn_unknown_settings,
 )
+from scrapy_rep.crawl._slots import Slots
 from scrapy_rep.crawl._tokens import settings_tokens
 from scrapy_rep.crawl._verdict import Known, Verdicts
 from scrapy_rep.crawl.guard_middleware import check_wiring, serve
@@ -110,7 +110,7 @@ class Components:
 
     cache: OriginCache[RobotsTxt]
     resolver: Resolver[RobotsTxt]
-    holds: Holds
+    room: Room
     #: The usage documents a crawl may need (REP_USAGE_SOURCES), in their order.
     documents: tuple[UsageSource, ...]
     #: Origins whose pages said "slow down" (SPEC H).
@@ -154,26 +154,27 @@ def build_components(
     judge: Judge | None = None,
     apply_delay: Callable[[Request, float], None] = lambda request, delay: None,
     labels: Sequence[str] = (),
-    slots: SlotWaits | None = None,
+    slots: Slots | None = None,
+    engine: Callable[[], Any] = lambda: None,
     count_response: Callable[[Request, Response], None] = lambda request, response: None,
     take_queued: Callable[[Callable[[Request], bool]], list[tuple[Request, Any]]] = (
         lambda wanted: []
     ),
 ) -> Components:
-    """The components, wired: the resolvers are the services the others use (holds wait on them),
-    and tell the events of a new state (robots.txt's with what waits for it, then
+    """The components, wired: the resolvers are the services the others use (the room waits on
+    them), and tell the events of a new state (robots.txt's with what waits for it, then
     ``rules_parsed``: its Crawl-delay line and ``robots_parsed``).
-    ``holds.let_go()`` (the crawl closing) closes them all. ``held``: where held requests live
-    until ``holds.open`` gives the crawl's own place (memory by default). ``drops``: the drop
+    ``room.let_go()`` (the crawl closing) closes them all. ``held``: where held requests live
+    until ``room.open`` gives the crawl's own place (memory by default). ``drops``: the drop
     path (by default one that delivers no errback: nothing to deliver to without a crawl).
     ``shared``: the store is a fleet's or a job's (pauses are read back and followed);
     ``probe_timeout``: how long a pause's probe may take; ``judge``: the verdicts the admission asks
     (by default none refuses), ``apply_delay`` puts a Crawl-delay on a slot, ``labels``: the
     declared purpose's (the usage documents it needs are waited for); ``slots``: the download
-    slots' concurrency held at the last look (the holds' tick sweeps them);
-    ``count_response``: count a page's answer taken out of the chain as Scrapy's
-    DownloaderStats would; ``take_queued``: take requests out of Scrapy's download slots, their
-    places freed (a route that pauses sends its queued requests back)."""
+    slots' concurrency held at the last look (the room's tick sweeps them); ``engine``: the
+    crawl's engine once it runs; ``count_response``: count a page's answer taken out of the
+    chain as Scrapy's DownloaderStats would; ``take_queued``: take requests out of Scrapy's
+    download slots, their places freed (a route that pauses sends its queued requests back)."""
 
     def resolver(cache: OriginCache[Any], announced: Announce | None) -> Any:
         return Resolver(
@@ -202,8 +203,8 @@ def build_components(
         """A new robots.txt state: logged, with what it means for the requests waiting for
         it; then ``rules_parsed``."""
         waiting = None
-        if not robots.serves(state) and holds.wanted(state.origin):
-            waiting = holds.waiting(state.origin)
+        if not robots.serves(state) and room.wanted(state.origin):
+            waiting = room.waiting(state.origin)
         events.resolved(state, previous, now, from_store=from_store, waiting=waiting)
         if waiting is not None:
             events.holding(state, waiting)
@@ -243,9 +244,17 @@ def build_components(
         events=events,
         clock=clock,
         hold_timeout=config.hold_timeout,
-        first_through=lambda: holds.first_through(),
+        first_through=lambda: room.first_through(),
     )
-    holds = Holds(
+    page_answers = PageAnswers(
+        admission=admission,
+        pauses=pauses,
+        events=events,
+        clock=clock,
+        count_response=count_response,
+        take_queued=take_queued,
+    )
+    room = Room(
         clock=clock,
         events=events,
         drops=drops if drops is not None else Drops(events, clock),
@@ -259,16 +268,10 @@ def build_components(
         held=held,
         admission=admission,
         slots=slots,
+        engine=engine,
+        page_leaving=page_answers.page_leaving if config.pause else None,
     )
-    page_answers = PageAnswers(
-        admission=admission,
-        pauses=pauses,
-        events=events,
-        clock=clock,
-        count_response=count_response,
-        take_queued=take_queued,
-    )
-    components = Components(cache, robots, holds, used, pauses, admission, page_answers)
+    components = Components(cache, robots, room, used, pauses, admission, page_answers)
     return components
 
 
@@ -390,9 +393,10 @@ class RobotsTxtMiddleware:
                 crawler, request, response
             ),
             take_queued=take_queued,
+            engine=lambda: crawler.engine,
         )
         self._components = components
-        self._resolver, self._holds = components.resolver, components.holds
+        self._resolver, self._room = components.resolver, components.room
         self._concurrent_requests = crawler.settings.getint("CONCURRENT_REQUESTS")
         self._admission = components.admission
         self._keys = components.admission.keys
@@ -400,16 +404,6 @@ class RobotsTxtMiddleware:
         self._pause_on = config.pause
         self._pauses = components.pauses
         self._page_answers = components.page_answers
-        # The waits before download, in place (the final gate's, and the guard's last look).
-        self._room = Room(
-            crawler=crawler,
-            admission=components.admission,
-            holds=components.holds,
-            resolver=components.resolver,
-            clock=clock,
-            slots=self._slots,
-            page_leaving=self._page_answers.page_leaving if config.pause else None,
-        )
         # The guard, built next, is built with its last look and the page answers.
         serve(crawler, self._room.last_look, self._page_answers if config.pause else None)
         # Scrapy's own dupefilter, when it is the scheduler's (set when the spider opens).
@@ -469,11 +463,11 @@ class RobotsTxtMiddleware:
             self._verdicts.refuse(request, decision.why, "before_schedule")
         assert isinstance(decision, Wait)
         awaited = decision.awaited
-        self._holds.hold(origin, request, until=awaited)
+        self._room.hold(origin, request, until=awaited)
         if awaited is self._pauses:
             raise IgnoreRequest("held while its origin is paused")
         if awaited is self._resolver:
-            self._holds.say_waiting(origin)
+            self._room.say_waiting(origin)
         raise IgnoreRequest(f"held until {awaited.name} is known")
 
     def _final_gate(
@@ -602,14 +596,14 @@ class RobotsTxtMiddleware:
 
     def _on_idle(self, spider: Spider | None = None) -> None:
         # Nothing else to do: stop waiting for origins that keep failing (REP_GIVE_UP_AFTER).
-        self._holds.give_up()
+        self._room.give_up()
         # pending_elsewhere: another fleet process holds requests that come here if it dies.
         # drops.pending: errbacks of dropped requests not delivered yet (the give-up above).
         if (
             self._drops.pending()
-            or self._holds.busy()
+            or self._room.busy()
             or self._components.busy()
-            or self._holds.pending_elsewhere()
+            or self._room.pending_elsewhere()
         ):
             raise DontCloseSpider
 
@@ -622,13 +616,13 @@ class RobotsTxtMiddleware:
             spider=spider,
             stats=self.crawler.stats,
             clock=self._clock,
-            on_adopted=self._holds.adopted,
+            on_adopted=self._room.adopted,
             owner_ttl=self._config.held_owner_ttl,
         )
         # Before any request reaches the scheduler: the dupefilter gets the fingerprints of
         # restored requests it saw in the earlier run (lost if that run was killed).
         dupefilter = _compat.dupefilter(self.crawler.engine)
-        self._holds.open(held, seen=getattr(dupefilter, "request_seen", None))
+        self._room.open(held, seen=getattr(dupefilter, "request_seen", None))
         self._dupefilter_seen = _compat.dupefilter_seen(self.crawler.engine)
         if self._pause_on:
             # The engine awaits this handler: the first request waits for the pauses the store
@@ -638,7 +632,7 @@ class RobotsTxtMiddleware:
     async def _on_closed(self, spider: Spider, reason: str = "") -> None:
         # Every waiting request let go (if a close request did not already: the room notices
         # one on its tick), what stays held said, then no more fetches.
-        self._holds.close()
+        self._room.close()
         self._drops.summarize()
         closed = maybeDeferred(self._store.close)
         closed.addErrback(lambda failure: self._events.store_failed(failure.getErrorMessage()))
