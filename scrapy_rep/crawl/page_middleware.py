@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
@@ -85,7 +85,7 @@ __all__ = [
     "response_statements",
 ]
 
-#: The page level's own log lines (``_PageEvents``).
+#: The page level's own log lines.
 _logger = logging.getLogger("scrapy_rep.crawl.page_middleware")
 
 #: Where the page's ``PageRules`` are kept: ``response.meta[META_KEY]``.
@@ -101,7 +101,7 @@ class PageRobotsMiddleware:
         self.crawler = crawler
         self.config = config
         assert crawler.stats is not None
-        self._events = _PageEvents(crawler.stats, lambda: crawler.spider)
+        self._stats = crawler.stats
         # The same tokens robots.txt is obeyed as (SPEC D4), from the one place that decides them.
         self._tokens = settings_tokens(crawler.settings, crawler)
         self._unmarkable: set[tuple[type, str]] = set()
@@ -144,9 +144,9 @@ class PageRobotsMiddleware:
         usage = self._usage_of(response, html, rules, tokens)
         meta[USAGE_KEY] = self._usage[response] = usage
         if rules.nofollow:
-            self._events.count(PAGE_NOFOLLOW)
+            self._stats.inc_value(PAGE_NOFOLLOW)
         if rules.noindex:
-            self._events.count(PAGE_NOINDEX)
+            self._stats.inc_value(PAGE_NOINDEX)
         return rules
 
     def usage(self, response: Response) -> UsagePrefs | None:
@@ -221,16 +221,24 @@ class PageRobotsMiddleware:
         if self.config.purpose.declared:
             refusal = self.config.purpose.refusal(self._usage[response])
             if refusal is not None:
-                self._events.count(PAGE_USAGE_REFUSED)
+                self._stats.inc_value(PAGE_USAGE_REFUSED)
         if not (rules.nofollow or rules.noindex or self.config.rel_nofollow or refusal):
             return None
         return _Page(self, response, rules, refusal)
 
     def _cannot_mark(self, item: Any, field: str, settings: str) -> None:
+        """An item cannot be marked; the first of its type is warned about."""
         kind = type(item)
-        first = (kind, field) not in self._unmarkable
-        self._unmarkable.add((kind, field))
-        self._events.unmarkable(kind, field, settings, warn=first)
+        self._stats.inc_value(PAGE_ITEMS_UNMARKED)
+        if (kind, field) not in self._unmarkable:
+            self._unmarkable.add((kind, field))
+            _logger.warning(
+                "Items of type %s cannot be marked: they have no field %r (declare it, or set %s)",
+                kind.__qualname__,
+                field,
+                settings,
+                extra={"spider": self.crawler.spider},
+            )
 
 
 class _Page:
@@ -250,8 +258,6 @@ class _Page:
         self.usage_dropped = 0
         self.config = middleware.config
         self._rel_nofollow: frozenset[str] | None = None
-        self.nofollow_dropped = 0
-        self.rel_dropped = 0
         self.items_dropped = 0
         # The requests filtered (nofollow, rel="nofollow"), by origin: for the drop path's
         # closing summary.
@@ -265,11 +271,9 @@ class _Page:
                 return True
             if self.rules.nofollow:
                 # SPEC D6: nofollow = follow none of the page's links.
-                self.nofollow_dropped += 1
                 self._nofollow_origins[origin_from_parts(urlparse_cached(output))] += 1
                 return False
             if self.config.rel_nofollow and self._is_rel_nofollow(output.url):
-                self.rel_dropped += 1
                 self._rel_origins[origin_from_parts(urlparse_cached(output))] += 1
                 return False
             return True
@@ -313,7 +317,7 @@ class _Page:
         except (KeyError, AttributeError, TypeError):  # no such field, a frozen dataclass…
             self.middleware._cannot_mark(output, field, settings)
         else:
-            self.middleware._events.count(stat)
+            self.middleware._stats.inc_value(stat)
 
     def _is_rel_nofollow(self, url: str) -> bool:
         if self._rel_nofollow is None:
@@ -322,15 +326,38 @@ class _Page:
 
     def close(self) -> None:
         """Count and log what this page dropped: one line per page, not per link."""
-        self.middleware._events.page_dropped(
-            self.response.url,
-            self.rules,
-            nofollow=self.nofollow_dropped,
-            rel_nofollow=self.rel_dropped,
-            usage=self.usage_dropped,
-            refusal=self.refusal,
-            noindex=self.items_dropped,
-        )
+        url = self.response.url
+        why = _Directives(self.rules)
+        for count, stat, message, detail in (
+            (
+                self._nofollow_origins.total(),
+                PAGE_REQUESTS_NOFOLLOW,
+                "request(s) from %s: the page says nofollow (%s)",
+                why,
+            ),
+            (
+                self._rel_origins.total(),
+                PAGE_REQUESTS_REL_NOFOLLOW,
+                "request(s) from %s to rel=nofollow links (%s)",
+                "REP_PAGE_RELNOFOLLOW",
+            ),
+            (
+                self.usage_dropped,
+                PAGE_ITEMS_USAGE_DROPPED,
+                "item(s) from %s: its content may not be used for %s",
+                self.refusal,
+            ),
+            (
+                self.items_dropped,
+                PAGE_ITEMS_DROPPED,
+                "item(s) from %s: the page says noindex (%s); REP_PAGE_NOINDEX = 'drop'",
+                why,
+            ),
+        ):
+            if count:
+                self.middleware._stats.inc_value(stat, count)
+                spider = self.middleware.crawler.spider
+                _logger.debug("Dropped %d " + message, count, url, detail, extra={"spider": spider})
         if not (self._nofollow_origins or self._rel_origins):
             return
         # Filtered requests are drops too: in the closing summary of the robots.txt
@@ -338,7 +365,6 @@ class _Page:
         robots = self.middleware._robots_middleware()
         if robots is None:
             return
-        url = self.response.url
         robots.page_filtered(self._nofollow_origins, f"the page {url} says nofollow", "nofollow")
         robots.page_filtered(
             self._rel_origins, f"rel=nofollow links of {url} (REP_PAGE_RELNOFOLLOW)", "rel_nofollow"
@@ -417,75 +443,6 @@ def _rel_nofollow_urls(response: Response) -> frozenset[str]:
         if "nofollow" in rel:
             urls.add(canonicalize_url(response.urljoin(link.attrib["href"].strip())))
     return frozenset(urls)
-
-
-class _PageEvents:
-    """What the page level (robots meta tags, X-Robots-Tag, a page's usage preferences) counts
-    and logs, under its own logger."""
-
-    def __init__(self, stats: Any, spider: Callable[[], object]) -> None:
-        self._stats = stats
-        self._spider = spider
-
-    def count(self, stat: str, n: int = 1) -> None:
-        self._stats.inc_value(stat, n)
-
-    def unmarkable(self, kind: type, field: str, settings: str, *, warn: bool) -> None:
-        """An item cannot be marked; the first of its type is warned about."""
-        self._stats.inc_value(PAGE_ITEMS_UNMARKED)
-        if warn:
-            _logger.warning(
-                "Items of type %s cannot be marked: they have no field %r (declare it, or set %s)",
-                kind.__qualname__,
-                field,
-                settings,
-                extra={"spider": self._spider()},
-            )
-
-    def page_dropped(
-        self,
-        url: str,
-        rules: PageRules,
-        *,
-        nofollow: int,
-        rel_nofollow: int,
-        usage: int,
-        refusal: Refusal | None,
-        noindex: int,
-    ) -> None:
-        """What one page's rules dropped from its callback's output: one line each."""
-        why = _Directives(rules)
-        for count, stat, message, detail in (
-            (
-                nofollow,
-                PAGE_REQUESTS_NOFOLLOW,
-                "request(s) from %s: the page says nofollow (%s)",
-                why,
-            ),
-            (
-                rel_nofollow,
-                PAGE_REQUESTS_REL_NOFOLLOW,
-                "request(s) from %s to rel=nofollow links (%s)",
-                "REP_PAGE_RELNOFOLLOW",
-            ),
-            (
-                usage,
-                PAGE_ITEMS_USAGE_DROPPED,
-                "item(s) from %s: its content may not be used for %s",
-                refusal,
-            ),
-            (
-                noindex,
-                PAGE_ITEMS_DROPPED,
-                "item(s) from %s: the page says noindex (%s); REP_PAGE_NOINDEX = 'drop'",
-                why,
-            ),
-        ):
-            if count:
-                self._stats.inc_value(stat, count)
-                _logger.debug(
-                    "Dropped %d " + message, count, url, detail, extra={"spider": self._spider()}
-                )
 
 
 class _Directives:
