@@ -127,12 +127,15 @@ def downloader_middleware(crawler: Any, cls: type[_M]) -> _M | None:
     return None
 
 
+def _needs_spider(method: Callable[..., Any]) -> bool:
+    """Does ``method`` require a ``spider`` argument (one without a default)?"""
+    spider = inspect.signature(method).parameters.get("spider")
+    return spider is not None and spider.default is inspect.Parameter.empty
+
+
 #: Scrapy <= 2.13's DownloaderStats.process_response requires ``spider``; newer ones warn when
 #: it is given.
-_STATS_TAKE_SPIDER = (
-    inspect.signature(DownloaderStats.process_response).parameters["spider"].default
-    is inspect.Parameter.empty
-)
+_STATS_TAKE_SPIDER = _needs_spider(DownloaderStats.process_response)
 
 
 def count_response(crawler: Any, request: Request, response: Response) -> None:
@@ -145,10 +148,8 @@ def count_response(crawler: Any, request: Request, response: Response) -> None:
     counter = downloader_middleware(crawler, DownloaderStats)
     if counter is None:
         return
-    if _STATS_TAKE_SPIDER:
-        counter.process_response(request, response, crawler.spider)
-    else:
-        counter.process_response(request, response)
+    spider = (crawler.spider,) if _STATS_TAKE_SPIDER else ()
+    counter.process_response(request, response, *spider)
 
 
 def download(engine: Any, request: Request) -> Deferred[Response]:
@@ -299,7 +300,7 @@ def dupefilter(engine: Any) -> Any:
     one). Every version's scheduler (``engine._slot`` on Scrapy >= 2.13, ``engine.slot``
     before) keeps it in ``df``, as scrapy-redis's does; its ``request_seen(request)`` is the
     public dupefilter API (``BaseDupeFilter``)."""
-    scheduler = getattr(_engine_slot(engine), "scheduler", None) if engine is not None else None
+    scheduler = getattr(_engine_slot(engine), "scheduler", None)
     return getattr(scheduler, "df", None)
 
 
@@ -364,7 +365,7 @@ def wake(engine: Any) -> None:
     Every version's engine slot has ``nextcall`` (a ``CallLaterOnce``); without a nudge the
     engine looks again only at its 5 s heartbeat.
     """
-    slot = _engine_slot(engine) if engine is not None else None
+    slot = _engine_slot(engine)
     if slot is not None:
         slot.nextcall.schedule()
 
@@ -380,11 +381,7 @@ def rejoin_active(engine: Any, request: Request) -> None:
 
 #: Scrapy 2.11 and 2.12's ``Scraper.enqueue_scrape(result, request, spider)`` needs the spider;
 #: later versions take ``(result, request)``.
-_ENQUEUE_NEEDS_SPIDER: bool = (
-    inspect.signature(_ScrapyScraper.enqueue_scrape).parameters.get("spider") is not None
-    and inspect.signature(_ScrapyScraper.enqueue_scrape).parameters["spider"].default
-    is inspect.Parameter.empty
-)
+_ENQUEUE_NEEDS_SPIDER = _needs_spider(_ScrapyScraper.enqueue_scrape)
 
 
 def scrape_failure(engine: Any, request: Request, failure: Failure) -> Any:
@@ -397,10 +394,8 @@ def scrape_failure(engine: Any, request: Request, failure: Failure) -> Any:
     2.12 need the spider too. Once it is done the engine is woken: every version looks for
     idleness after a download, not after a failure handed to the scraper, and Scrapy 2.11
     then waited for its 5 s heartbeat to close a crawl whose last request was dropped."""
-    if _ENQUEUE_NEEDS_SPIDER:
-        scraped = engine.scraper.enqueue_scrape(failure, request, engine.spider)
-    else:
-        scraped = engine.scraper.enqueue_scrape(failure, request)
+    spider = (engine.spider,) if _ENQUEUE_NEEDS_SPIDER else ()
+    scraped = engine.scraper.enqueue_scrape(failure, request, *spider)
     scraped.addBoth(_woken, engine)
     return scraped
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
 
-__all__ = ["settings_tokens", "warn_about_tokens"]
+__all__ = ["settings_tokens"]
 
 # The one log line of crawl/ outside _events.py: these warnings are given while the settings
 # are read (the add-on's update_settings), before any component that holds an Events exists.
@@ -60,8 +60,3 @@ def settings_tokens(settings: BaseSettings, crawler: Crawler | None = None) -> C
     if unidentified is not None and not any("USER_AGENT " in w for w in tokens.warnings):
         warn(unidentified)
     return tokens
-
-
-def warn_about_tokens(crawler: Crawler) -> None:
-    """Log the warnings about ``crawler``'s token settings, once per crawler."""
-    settings_tokens(crawler.settings, crawler)

@@ -24,7 +24,7 @@ from scrapy.settings import BaseSettings
 from scrapy.utils.misc import load_object
 
 from scrapy_rep import __version__
-from scrapy_rep.crawl._tokens import warn_about_tokens
+from scrapy_rep.crawl._tokens import settings_tokens
 from scrapy_rep.crawl.guard_middleware import GUARD, GUARD_ORDER
 
 if TYPE_CHECKING:
@@ -85,10 +85,10 @@ class Addon:
         _add_component(settings, "DOWNLOADER_MIDDLEWARES", GUARD, GUARD_ORDER)
         _add_component(settings, "SPIDER_MIDDLEWARES", PAGE_MIDDLEWARE, PAGE_MIDDLEWARE_ORDER)
         _add_component(settings, "SPIDER_MIDDLEWARES", INTAKE_MIDDLEWARE, INTAKE_MIDDLEWARE_ORDER)
-        # update_settings runs after settings.py, custom_settings and -s are
-        # applied: the token settings are final enough to check here.
+        # update_settings runs after settings.py, custom_settings and -s are applied: the
+        # token settings are final enough to check here (their warnings are logged once).
         if self.crawler is not None:
-            warn_about_tokens(self.crawler)
+            settings_tokens(self.crawler.settings, self.crawler)
 
 
 def _add_component(settings: Settings, name: str, path: str, order: int | None) -> None:
