@@ -40,6 +40,23 @@ class Never:
         return Deferred()
 
 
+class Comes:
+    """Something to wait for that comes when the test says so (``come``)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.waiting: list[Deferred[Any]] = []
+
+    def wait(self, origin: str, trigger: Request | None) -> Deferred[Any]:
+        self.waiting.append(Deferred())
+        return self.waiting[-1]
+
+    def come(self) -> None:
+        waiting, self.waiting = self.waiting, []
+        for found in waiting:
+            found.callback(None)
+
+
 class Scripted:
     """The admission, answering what the test says; the rest is the real one's."""
 
@@ -167,15 +184,18 @@ def test_a_released_request_stays_held_or_goes_as_answered() -> None:
     gates = Adapters()
     room = gates.middleware._room
     request = Request(ORIGIN + "/held")
-    room.hold(ORIGIN, request, until=Never())
+    first, then = Comes("first"), Comes("then")
+    room.hold(ORIGIN, request, until=first)
     # Released, still waiting for something else: held on, the one hold it is.
-    gates.scripted.still = Never()
-    room._release(ORIGIN)
-    assert gates.crawled == [] and room.wanted(ORIGIN)
+    gates.scripted.still = then
+    first.come()
+    gates.clock.advance(0)  # released on the next reactor turn
+    assert gates.crawled == [] and room.wanted(ORIGIN) and len(then.waiting) == 1
     assert gates.stat("robotstxt/held") == 1 and gates.stat("robotstxt/released") == 0
     # Nothing more to wait for: to the scheduler (the gate admits it on its way).
     gates.scripted.still = None
-    room._release(ORIGIN)
+    then.come()
+    gates.clock.advance(0)
     assert gates.crawled == [request] and not room.wanted(ORIGIN)
     assert gates.stat("robotstxt/held") == 1 and gates.stat("robotstxt/released") == 1
     assert gates.scripted.asked == ["release", "release"]

@@ -27,6 +27,7 @@ from twisted.python.failure import Failure
 from scrapy_rep.core.policy import Entry, Fetch, Limits
 from scrapy_rep.crawl._admission import SEEN_META, seen_mark
 from scrapy_rep.crawl._cache import OriginState
+from scrapy_rep.crawl._drops import Drops
 from scrapy_rep.crawl._events import Events
 from scrapy_rep.crawl._resolver import Resolver
 from scrapy_rep.crawl._settings import MiddlewareSettings
@@ -154,7 +155,10 @@ class Parts:
         held: DurableHeld | None = None,
         crawl: Callable[[Request], None] | None = None,
         start: float = START,
+        deliver: bool = False,
     ) -> None:
+        """``deliver``: the drop path delivers each dropped request's failure (to
+        ``failures``), as it hands it to Scrapy's scraper in a crawl."""
         self.clock = task.Clock()
         self.clock.advance(start)
         self.stats = Stats()
@@ -167,12 +171,22 @@ class Parts:
         self.config = replace(
             defaults, limits=limits, hold_timeout=hold_timeout, parsed_cache_size=100
         )
-        built = self.build("me", crawl or self.crawled.append, held)
+        self.failures: list[Failure] = []
+        self.drops = Drops(
+            Events(self.stats, lambda: None),
+            self.clock,
+            deliver=(lambda request, failure: self.failures.append(failure)) if deliver else None,
+        )
+        built = self.build("me", crawl or self.crawled.append, held, self.drops)
         self.cache, self.resolver, self.room = built.cache, built.resolver, built.room
         self.pauses = built.pauses
 
     def build(
-        self, owner: str, crawl: Callable[[Request], None], held: DurableHeld | None = None
+        self,
+        owner: str,
+        crawl: Callable[[Request], None],
+        held: DurableHeld | None = None,
+        drops: Drops | None = None,
     ) -> Components:
         """The parts of one process; another ``owner`` is another fleet process on the same
         store (and the same fetcher: what it fetches is what the site answers)."""
@@ -187,6 +201,7 @@ class Parts:
             closing=lambda: self.close_asked,
             wake=self.count_emptied,
             held=held,
+            drops=drops,
         )
 
     def other(self) -> Resolver:
@@ -552,7 +567,7 @@ def test_waiters_failed_at_close_take_the_drop_path(caplog: pytest.LogCaptureFix
     assert parts.stats["robotstxt/held_dropped"] == 2
     assert f"Dropped 2 request(s) for {ORIGIN}, not downloaded" in caplog.text
     with caplog.at_level(logging.INFO, "scrapy_rep"):
-        parts.room._held._drops.summarize()
+        parts.drops.summarize()
     assert "scrapy-rep dropped 2 request(s), not downloaded, from 1 origin(s)" in caplog.text
     assert (
         f"{ORIGIN}: 2 closing ({ORIGIN}: its robots.txt was not known when the crawl closed)"

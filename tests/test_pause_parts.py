@@ -9,10 +9,8 @@ from scrapy.http import Request
 from test_crawl_parts import Stats
 from twisted.internet import task
 from twisted.internet.defer import Deferred
-from twisted.python.failure import Failure
 
 from scrapy_rep.core.pause import STRUGGLING_PAGES, Struggle, page_answer, pause_seconds
-from scrapy_rep.crawl._drops import Drops
 from scrapy_rep.crawl._events import Events
 from scrapy_rep.crawl._pauses import HOLD, PROBE, PROBE_META, Pauses, route
 from scrapy_rep.storage.results import MemoryStore
@@ -244,14 +242,9 @@ def test_a_pause_longer_than_its_limit_is_given_up_while_the_crawl_is_busy() -> 
         parts.room.hold(A, request, until=parts.pauses)
 
     b_answer: Deferred[Any] = Deferred()
-    parts = CrawlParts(ok(), b_answer, crawl=gate)
+    parts = CrawlParts(ok(), b_answer, crawl=gate, deliver=True)
     # The errbacks the drop path delivers.
-    failures: list[Failure] = []
-    parts.room._held._drops = Drops(
-        Events(parts.stats, lambda: None),
-        parts.clock,
-        deliver=lambda request, failure: failures.append(failure),
-    )
+    failures = parts.failures
     waiting = parts.room.wait(A)  # robots.txt answers: a.test is known
     assert waiting.called
     page = Request(A + "/page", errback=lambda failure: None)
@@ -293,13 +286,8 @@ def test_a_site_answering_503_for_ever_is_given_up_a_minute_after_its_pause_bega
         assert parts.pauses.answered(A, request, 503, None)
         parts.room.hold(A, request, until=parts.pauses)
 
-    parts = CrawlParts(ok(), crawl=gate)
-    failures: list[Failure] = []
-    parts.room._held._drops = Drops(
-        Events(parts.stats, lambda: None),
-        parts.clock,
-        deliver=lambda request, failure: failures.append(failure),
-    )
+    parts = CrawlParts(ok(), crawl=gate, deliver=True)
+    failures = parts.failures
     assert parts.room.wait(A).called
     paused_at = parts.clock.seconds()
     pages = [Request(f"{A}/{i}", errback=lambda failure: None) for i in range(5)]
