@@ -32,6 +32,7 @@ what stays (kept for the next run, or not downloaded as Scrapy leaves its schedu
 from __future__ import annotations
 
 import bisect
+from collections import Counter
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -387,10 +388,7 @@ class Room:
         if self._held.closed:
             return
         # How many held requests wait for what (robots.txt, a usage document, a pause).
-        waited_for: dict[str, int] = {}
-        for waits in self._origins.values():
-            for _since, what in waits.held:
-                waited_for[what] = waited_for.get(what, 0) + 1
+        waited_for = Counter(what for waits in self._origins.values() for _, what in waits.held)
         self._origins = {}
         self._held.close(waited_for)
 
