@@ -92,10 +92,10 @@ class Why:
     def rule_text(self) -> str:
         return self.rule() if callable(self.rule) else self.rule
 
-    def rule_arg(self) -> object:
-        """``rule_text`` as a log argument, worked out only if a handler writes the line:
-        Scrapy's LOG_LEVEL filters in its handler, so ``isEnabledFor(DEBUG)`` holds at INFO."""
-        return _Formatted(self.rule) if callable(self.rule) else self.rule
+    #: As a log argument, a ``Why`` is its ``rule_text``, worked out only if a handler writes
+    #: the line: Scrapy's LOG_LEVEL filters in its handler, so ``isEnabledFor(DEBUG)`` holds at
+    #: INFO.
+    __str__ = rule_text
 
     def summary(self) -> str:
         """The reason in the closing summary, under the origin's name."""
@@ -107,16 +107,6 @@ class Why:
     def exception(self) -> RequestDropped:
         """What the request's errback (or an ``engine.download`` caller) receives."""
         return RequestDropped(self.message, reason=self.reason, origin=self.origin)
-
-
-class _Formatted:
-    __slots__ = ("_make",)
-
-    def __init__(self, make: Callable[[], str]) -> None:
-        self._make = make
-
-    def __str__(self) -> str:
-        return self._make()
 
 
 def give_up_reason(failures: int, error: str | None, status: int | None = None) -> str:
@@ -303,17 +293,13 @@ class Events:
         if why.reason == "usage":
             self._stats.inc_value(USAGE_FORBIDDEN)
             self._stats.inc_value(f"{USAGE_FORBIDDEN}/{why.label}")
-            if self._log.isEnabledFor(logging.DEBUG):
-                self._log.debug(
-                    "Not used for %s %s: %s (%s)", why.label, when, request, why.rule_arg()
-                )
+            self._log.debug("Not used for %s %s: %s (%s)", why.label, when, request, why)
             return
         self._stats.inc_value(FORBIDDEN)
         self._stats.inc_value(
             FORBIDDEN_BEFORE_SCHEDULE if where == "before_schedule" else FORBIDDEN_BEFORE_DOWNLOAD
         )
-        if self._log.isEnabledFor(logging.DEBUG):
-            self._log.debug("Forbidden by robots.txt %s: %s (%s)", when, request, why.rule_arg())
+        self._log.debug("Forbidden by robots.txt %s: %s (%s)", when, request, why)
 
     def start_refused(self, request: Request, why: Why) -> None:
         """A start request refused: the crawl may be blocked (once per origin)."""
