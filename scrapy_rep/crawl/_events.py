@@ -636,15 +636,10 @@ def _outcome(state: OriginState[Any]) -> str:
         rules = _plural(robots.rule_count if robots is not None else 0, "rule")
         answer = f"{rules} (status {status})"
     else:
-        why = ", ".join(
-            part
-            for part in (
-                f"status {status}" if status is not None else None,
-                entry.error if entry.outcome != "unreachable" else None,
-            )
-            if part
-        )
-        answer = f"no robots.txt ({why or 'none'}): everything allowed"
+        why = [f"status {status}"] if status is not None else []
+        if entry.error and entry.outcome != "unreachable":
+            why.append(entry.error)
+        answer = f"no robots.txt ({', '.join(why) or 'none'}): everything allowed"
     if decision.stale:
         return f"unreachable ({failure}), serving the last good copy: {answer}"
     return answer
