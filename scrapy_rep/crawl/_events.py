@@ -201,26 +201,6 @@ class Waiting:
             f"after REP_HOLD_TIMEOUT={duration(self.hold_timeout)}"
         )
 
-    def advice(self, entry: Entry) -> str:
-        """Which settings make the crawl wait less, or more, for this origin."""
-        stop = self.stop(entry)
-        hold = f"REP_HOLD_TIMEOUT={duration(self.hold_timeout)}"
-        if stop is not None and stop[1]:
-            given = f"REP_GIVE_UP_AFTER={self.limits.give_up_after}"
-            fast = fast_retry(entry.status)
-            first = self.limits.retry_fast_delay if fast else self.limits.retry_delay
-            delay = f"{_delay_setting(entry.status)}={duration(first)}"
-            return (
-                f"to wait less, lower {given} or {delay}; to wait longer, raise them, or set "
-                f"REP_GIVE_UP_AFTER = 0 to wait up to {hold}"
-            )
-        if self.limits.give_up_after > 0:
-            return f"to wait less, lower {hold} or REP_GIVE_UP_AFTER; to wait longer, raise both"
-        return (
-            f"to wait less, lower {hold}, or set REP_GIVE_UP_AFTER (failures in a row after "
-            "which the crawl stops waiting); to wait longer, raise REP_HOLD_TIMEOUT"
-        )
-
 
 def _waited_for(counts: dict[str, int]) -> str:
     """``{"robots.txt": 3, "pause": 2}`` in words: "3 waiting for robots.txt, 2 for their
@@ -557,19 +537,29 @@ class Events:
         """
         if not self._announced.add(state.origin):
             return
-        entry = state.entry
+        entry, limits = state.entry, waiting.limits
         stop = waiting.stop(entry)
-        if stop is None:
-            until = f"each for at most {duration(waiting.hold_timeout)}"
-        elif stop[1]:
+        hold = f"REP_HOLD_TIMEOUT={duration(waiting.hold_timeout)}"
+        if stop is not None and stop[1]:
             until = (
                 f"or until about {_clock(stop[0])} if it keeps failing "
-                f"({waiting.limits.give_up_after} failures in a row: REP_GIVE_UP_AFTER)"
+                f"({limits.give_up_after} failures in a row: REP_GIVE_UP_AFTER)"
+            )
+            first = limits.retry_fast_delay if fast_retry(entry.status) else limits.retry_delay
+            advice = (
+                f"to wait less, lower REP_GIVE_UP_AFTER={limits.give_up_after} or "
+                f"{_delay_setting(entry.status)}={duration(first)}; to wait longer, raise them, "
+                f"or set REP_GIVE_UP_AFTER = 0 to wait up to {hold}"
             )
         else:
-            until = (
-                f"each for at most {duration(waiting.hold_timeout)} (REP_HOLD_TIMEOUT), the "
-                f"first until {_clock(stop[0])}"
+            until = f"each for at most {duration(waiting.hold_timeout)}"
+            if stop is not None:
+                until += f" (REP_HOLD_TIMEOUT), the first until {_clock(stop[0])}"
+            advice = (
+                f"to wait less, lower {hold} or REP_GIVE_UP_AFTER; to wait longer, raise both"
+                if limits.give_up_after > 0
+                else f"to wait less, lower {hold}, or set REP_GIVE_UP_AFTER (failures in a row "
+                "after which the crawl stops waiting); to wait longer, raise REP_HOLD_TIMEOUT"
             )
         self._log.warning(
             "Waiting for the robots.txt of %s (unreachable: %s): its requests are held until it "
@@ -577,7 +567,7 @@ class Events:
             state.origin,
             entry.error or f"status {entry.status}",
             until,
-            waiting.advice(entry),
+            advice,
         )
 
     def closed_with_held(self, lost: int, waited_for: dict[str, int]) -> None:
