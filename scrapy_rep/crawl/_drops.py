@@ -98,10 +98,8 @@ class Drops:
         self._remember(why, 1)
         # A start request is refused at the gate, or at the final gate when it was its
         # origin's first request (it waited there for robots.txt).
-        if request.meta.get("is_start_request"):
-            origin = why.origin or ""
-            if self._warned.add(origin):
-                self._events.start_refused(request, why)
+        if request.meta.get("is_start_request") and self._warned.add(why.origin or ""):
+            self._events.start_refused(request, why)
         if where != "before_download":
             self._later(request, why)
         return why.exception()
@@ -121,10 +119,9 @@ class Drops:
             return
         self._events.dropped(origin, count, why)
         self._remember(why, count)
-        if why.reason == "closing":
-            return
-        for request in requests:
-            self._later(request, why)
+        if why.reason != "closing":
+            for request in requests:
+                self._later(request, why)
 
     def filtered(self, origin: str | None, count: int, reason: str, kind: FilterKind) -> None:
         """``count`` requests of ``origin`` a page's rules filtered out of its callback's output
@@ -160,20 +157,16 @@ class Drops:
         """``count`` more dropped from ``origin`` for ``kind``; ``words``: why, worked out for
         the first of its kind, and for a later one when ``cheap``, to tell if it is alike."""
         self._total += count
-        if origin is None:
+        tracked = origin in self._by_origin or len(self._by_origin) < _TRACKED_ORIGINS
+        if origin is None or not tracked:
             return
-        kinds = self._by_origin.get(origin)
-        if kinds is None:
-            if len(self._by_origin) >= _TRACKED_ORIGINS:
-                return
-            kinds = self._by_origin[origin] = {}
+        kinds = self._by_origin.setdefault(origin, {})
         known = kinds.get(kind)
         if known is None:
             kinds[kind] = _Kind(count, words())
-            return
-        known.count += count
-        if known.alike:
-            known.alike = cheap and words() == known.words
+        else:
+            known.count += count
+            known.alike = known.alike and cheap and words() == known.words
 
     def _later(self, request: Request, why: Why) -> None:
         if self._deliver is None or not request.errback:
@@ -181,18 +174,17 @@ class Drops:
             return
         self._queue.append((request, why))
         if len(self._queue) == 1:
-            self._clock.callLater(0, self._flush)
+            self._clock.callLater(0, self._flush, self._deliver)
 
-    def _flush(self) -> None:
+    def _flush(self, deliver: Callable[[Request, Failure], object]) -> None:
         queue, self._queue = self._queue, []
-        assert self._deliver is not None
         for request, why in queue:
             # A new exception, never raised, so without a traceback: the one the gate raised
             # has one, whose frames reach back (f_back) through Scrapy's engine to the scraper
             # frame that handled the errback yielding this request, and so to that errback's
             # Failure. Delivered, it would keep every drop of an errback chain alive.
             try:
-                self._deliver(request, Failure(why.exception()))  # type: ignore[no-untyped-call]
+                deliver(request, Failure(why.exception()))  # type: ignore[no-untyped-call]
             except Exception:  # the scraper is gone (crawl closed): nothing left to tell
                 self._events.undelivered(request)
 
