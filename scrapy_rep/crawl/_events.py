@@ -155,11 +155,6 @@ class Waiting:
     def _own(self, entry: Entry) -> bool:
         return entry.fetched_at >= self.started
 
-    def _giving_up_at(self, entry: Entry) -> int:
-        """The failure in a row the crawl stops waiting at (its own attempt first)."""
-        limit = self.limits.give_up_after
-        return limit if self._own(entry) else max(limit, entry.failures + 1)
-
     def stop(self, entry: Entry) -> tuple[float, bool] | None:
         """When the crawl stops waiting for the origin if robots.txt keeps failing as it did,
         and whether that is the give-up (REP_GIVE_UP_AFTER failures in a row) rather than
@@ -176,14 +171,13 @@ class Waiting:
     def attempt(self, entry: Entry, now: float) -> str:
         """After a failed attempt: how many in a row, when the next one is, and when the crawl
         stops waiting (``resolved``)."""
-        failures = entry.failures
+        failures, limit = entry.failures, self.limits.give_up_after
         row = f"{_plural(failures, 'failure')} in a row"
+        # The failure in a row the crawl stops waiting at (its own attempt first).
+        last = limit if self._own(entry) else max(limit, failures + 1)
         stop = self.stop(entry)
-        if stop is not None and stop[1] and failures >= self._giving_up_at(entry):
-            return (
-                f"{row}: the crawl stops waiting for it now "
-                f"(REP_GIVE_UP_AFTER={self.limits.give_up_after})"
-            )
+        if stop is not None and stop[1] and failures >= last:
+            return f"{row}: the crawl stops waiting for it now (REP_GIVE_UP_AFTER={limit})"
         retry_at = entry.retry_at if entry.retry_at is not None else now
         text = f"{row}; next attempt in {duration(retry_at - now)} ({_clock(retry_at)})"
         if stop is None:
@@ -192,8 +186,7 @@ class Waiting:
         if gives_up:
             return (
                 f"{text}; if it keeps failing, the crawl stops waiting for it at about "
-                f"{_clock(at)}, at its {_nth(self._giving_up_at(entry))} failure "
-                "(REP_GIVE_UP_AFTER)"
+                f"{_clock(at)}, at its {_nth(last)} failure (REP_GIVE_UP_AFTER)"
             )
         start = "now" if at <= now else _clock(at)
         return (
