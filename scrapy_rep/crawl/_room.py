@@ -223,7 +223,7 @@ class Room:
         it goes back through the gate."""
         awaited = until or self._resolver
         if self._place_closed:
-            self._fail(origin, [request], [], awaited)
+            self._drop(origin, [request], [], self._admission.closing(origin, awaited))
             return
         self._place.add(origin, request)
         waits = self._origins.setdefault(origin, _Origin())
@@ -241,13 +241,12 @@ class Room:
         robots.txt failed), counted as held and released as those outside the scheduler are."""
         waiter: _Waiter = Deferred()
         if self._closed:
-            self._fail(origin, [], [waiter])
+            self._drop(origin, [], [waiter], self._admission.closing(origin))
             return waiter
         if held:
             self._events.count(HELD)
             waiter.addCallback(self._count_released)
-        waits = self._origins.setdefault(origin, _Origin())
-        waits.waiters.append((waiter, self._clock.seconds()))
+        self._origins.setdefault(origin, _Origin()).waiters.append((waiter, self._clock.seconds()))
         self._interested(origin, self._resolver, request)
         self._start_tick()
         return waiter
@@ -407,8 +406,7 @@ class Room:
                 given_up = self._admission.given_up(origin)
             if given_up is not None:
                 self._events.gave_up(given_up[0])
-                waiters = [waiter for waiter, _since in waits.waiters]
-                waits.held, waits.waiters = [], []
+                _all, _waited_for, waiters = waits.expired(float("inf"))  # every wait ends
                 dropped += self._stop(origin, self._place.take(origin), waiters, *given_up)
             self._forget(origin)
         return dropped
@@ -430,10 +428,7 @@ class Room:
         if kept:
             self._events.kept(origin, kept, why, self._place.next_run)
         hint = "" if self._place.next_run is not None else _KEEP_HINT
-        drop = Why(reason, f"{origin}: {why}", origin, rule=why + hint)
-        self._drops.drop(origin, lost, drop, waiters=len(waiters))
-        for waiter in waiters:
-            waiter.errback(drop.exception())
+        self._drop(origin, lost, waiters, Why(reason, f"{origin}: {why}", origin, rule=why + hint))
         return len(held) + len(waiters)
 
     def _oldest(self, origin: str, count: int) -> list[Request]:
@@ -458,23 +453,18 @@ class Room:
         for origin, waits in list(self._origins.items()):
             waiters, waits.waiters = waits.waiters, []
             interest, waits.interest = waits.interest, {}
-            self._fail(origin, [], [waiter for waiter, _since in waiters])
+            why = self._admission.closing(origin)
+            self._drop(origin, [], [waiter for waiter, _since in waiters], why)
             for found in interest.values():
                 found.cancel()
         self._pending, self._unsent = set(), set()
         self._on_close()
 
-    def _fail(
-        self,
-        origin: str,
-        requests: list[Request],
-        waiters: list[_Waiter],
-        awaited: Awaited | None = None,
-    ) -> None:
-        """In-place waiters for ``origin`` when the crawl closes (or a request held after the
-        place closed): dropped through the drop path (counted, logged, in the closing summary),
-        each failing with ``closing``."""
-        why = self._admission.closing(origin, awaited)
+    def _drop(self, origin: str, requests: list[Request], waiters: list[_Waiter], why: Why) -> None:
+        """Requests of ``origin`` (held, or waiting in place: ``waiters``) this run lets go:
+        dropped through the drop path (counted, logged, in the closing summary), each waiter
+        failing with ``why``: the admission's ``closing`` when the crawl closes (or a request
+        is held after the place closed), else why ``_stop`` stopped waiting."""
         self._drops.drop(origin, requests, why, waiters=len(waiters))
         for waiter in waiters:
             waiter.errback(why.exception())
@@ -620,14 +610,13 @@ class Room:
         # Step 6: a place in its download slot (every request counts, as Scrapy counts it in
         # the slot: pages, robots.txt and usage-document fetches, ``engine.download`` callers,
         # ``dont_obey_robotstxt`` ones).
-        if (slots := self._slots) is None or (waiter := slots.enter(request)) is None:
+        waiter = None if self._slots is None else self._slots.enter(request)
+        if waiter is None:
             return None
         self.watch_slots()
-        return self._slot_wait(slots, request, waiter)
+        return self._slot_wait(request, waiter)
 
-    async def _slot_wait(
-        self, slots: Slots, request: Request, waiter: Deferred[None]
-    ) -> Request | None:
+    async def _slot_wait(self, request: Request, waiter: Deferred[None]) -> Request | None:
         """Wait for a place in ``request``'s download slot (counted in its Scrapy slot
         meanwhile, by ``Slots``). Its route may have paused meanwhile: back it goes then, and
         its place to the next. The crawl closing first (``SlotClosed``): one from the scheduler
@@ -643,8 +632,8 @@ class Room:
             why = self._admission.closing(origin or request.url, NO_PLACE)
             self._admission.refuse(request, why)
         back = self._page_leaving(request)
-        if back is not None:
-            slots.left(request)
+        if back is not None and self._slots is not None:
+            self._slots.left(request)
         return back
 
 
