@@ -206,16 +206,14 @@ class Room:
     def say_waiting(self, origin: str) -> None:
         """Requests wait for ``origin``'s robots.txt: say why (once per origin). An origin
         still being fetched for the first time is not announced (the usual case)."""
-        state = self._resolver.peek(origin)
-        if state is not None:
+        if (state := self._resolver.peek(origin)) is not None:
             self._events.holding(state, self.waiting(origin))
 
     def busy(self) -> bool:
         if self._closed:
             return False
-        return bool(len(self._place) or self._pending or self._unsent) or any(
-            waits.waiters for waits in self._origins.values()
-        )
+        held = len(self._place) or self._pending or self._unsent
+        return bool(held) or any(waits.waiters for waits in self._origins.values())
 
     def hold(self, origin: str, request: Request, until: Awaited | None = None) -> None:
         """Keep ``request`` until ``origin``'s robots.txt serves or, given ``until`` (the
@@ -229,11 +227,9 @@ class Room:
         waits = self._origins.setdefault(origin, _Origin())
         waits.held.append((self._clock.seconds(), awaited.name))
         self._events.count(HELD)
-        if self._closed:
-            # Nothing is released any more; ``close`` says what stays held.
-            return
-        self._interested(origin, awaited, request)
-        self._start_tick()
+        # Once closed, nothing is released any more; ``close`` says what stays held.
+        if not self._closed:
+            self._interested(origin, awaited, request)
 
     def wait(self, origin: str, request: Request | None = None, *, held: bool = False) -> _Waiter:
         """A Deferred fired with the origin's state once it serves (or failed). ``held``: the
@@ -245,17 +241,15 @@ class Room:
             return waiter
         if held:
             self._events.count(HELD)
-            waiter.addCallback(self._count_released)
+            waiter.addCallback(_after, self._events.count, RELEASED)
         self._origins.setdefault(origin, _Origin()).waiters.append((waiter, self._clock.seconds()))
         self._interested(origin, self._resolver, request)
-        self._start_tick()
         return waiter
 
-    def _count_released(self, state: _T) -> _T:
-        self._events.count(RELEASED)
-        return state
-
     def _interested(self, origin: str, awaited: Awaited, trigger: Request | None) -> None:
+        """Requests of ``origin`` wait for ``awaited``: ask it once (per origin and thing); the
+        tick runs while anything waits."""
+        self._start_tick()
         waits = self._origins.setdefault(origin, _Origin())
         if awaited.name in waits.interest:
             return
@@ -316,23 +310,22 @@ class Room:
         now = self._clock.seconds()
         sent = 0
         for index, request in enumerate(self._place.take(origin)):
+            try:
+                # A released one is judged again: what it still waits for, if anything.
+                awaited = self._admission.awaited(request, origin, now) if released else None
+            except IgnoreRequest:
+                # Dropped as the gate would drop it (its errback, counted): released.
+                sent += 1
+                continue
+            if awaited is not None:
+                self._place.add(origin, request)
+                since = times[index][0] if index < len(times) else now
+                waits.held.append((since, awaited.name))
+                self._interested(origin, awaited, request)
+                continue
             if not released:
                 # Restored (filed at ``open`` already) or adopted from another process.
                 self._file(request)
-            else:
-                try:
-                    awaited = self._admission.awaited(request, origin, now)
-                except IgnoreRequest:
-                    # Dropped as the gate would drop it (its errback, counted): released.
-                    sent += 1
-                    continue
-                if awaited is not None:
-                    self._place.add(origin, request)
-                    waits.held.append(
-                        (times[index][0] if index < len(times) else now, awaited.name)
-                    )
-                    self._interested(origin, awaited, request)
-                    continue
             try:
                 self._crawl(request)
             except Exception as exc:
@@ -356,9 +349,8 @@ class Room:
     def watch_slots(self) -> None:
         """A request waits for a place in its download slot: the tick runs while any does
         (the crawl closed already: its wait ends now)."""
-        if not self._closed:
-            self._start_tick()
-        elif self._slots is not None:
+        self._start_tick()
+        if self._closed and self._slots is not None:
             self._slots.let_go()
 
     def tick(self) -> None:
@@ -369,10 +361,9 @@ class Room:
             return
         self._send_pending()
         dropped = self.give_up()
-        slots = self._slots
-        if slots is not None:
-            slots.sweep()
-        if not self.busy() and not (slots is not None and slots.busy()):
+        if self._slots is not None:
+            self._slots.sweep()
+        if not self.busy() and not (self._slots is not None and self._slots.busy()):
             if self._tick.running:
                 self._tick.stop()
             if dropped:
@@ -391,53 +382,46 @@ class Room:
         dropped = 0
         now = self._clock.seconds()
         for origin in sorted(self._origins):
-            waits = self._origins.get(origin)
-            if waits is None or not waits.waiting():
+            if (waits := self._origins.get(origin)) is None or not waits.waiting():
                 continue
             old, waited_for, expired = waits.expired(self._admission.deadline(origin, now))
-            if old and (held := self._oldest(origin, old)):
+            if old:
+                # The place's oldest (``take`` returns them first; a take that failed returns
+                # them later, through ``adopted``).
+                held = self._place.take(origin)
+                for request in held[old:]:
+                    self._place.add(origin, request)
                 why = self._admission.timed_out(origin, waited_for)
-                dropped += self._stop(origin, held, [], *why)
+                dropped += self._stop(origin, held[:old], [], why)
             if expired:
                 why = self._admission.timed_out(origin, {self._resolver.name})
-                dropped += self._stop(origin, [], expired, *why)
+                dropped += self._stop(origin, [], expired, why)
             given_up = None
             if waits.waiting() and not self._pending:
                 given_up = self._admission.given_up(origin)
             if given_up is not None:
                 self._events.gave_up(given_up[0])
                 _all, _waited_for, waiters = waits.expired(float("inf"))  # every wait ends
-                dropped += self._stop(origin, self._place.take(origin), waiters, *given_up)
+                dropped += self._stop(origin, self._place.take(origin), waiters, given_up)
             self._forget(origin)
         return dropped
 
     def _stop(
-        self,
-        origin: str,
-        held: list[Request],
-        waiters: list[_Waiter],
-        reason: DropReason,
-        why: str,
+        self, origin: str, held: list[Request], waiters: list[_Waiter], why: tuple[DropReason, str]
     ) -> int:
         """This run waits no longer for ``held`` and ``waiters`` (returns how many): the
         durable place keeps the held ones for the next run (SPEC C4); the rest are dropped
-        with ``why`` and ``reason``."""
+        with ``why``, the admission's reason and words (``timed_out``, ``given_up``)."""
+        reason, words = why
         lost = self._place.put_aside(origin, held) if held else []
         kept = len(held) - len(lost)
         self._kept += kept
         if kept:
-            self._events.kept(origin, kept, why, self._place.next_run)
+            self._events.kept(origin, kept, words, self._place.next_run)
         hint = "" if self._place.next_run is not None else _KEEP_HINT
-        self._drop(origin, lost, waiters, Why(reason, f"{origin}: {why}", origin, rule=why + hint))
+        drop = Why(reason, f"{origin}: {words}", origin, rule=words + hint)
+        self._drop(origin, lost, waiters, drop)
         return len(held) + len(waiters)
-
-    def _oldest(self, origin: str, count: int) -> list[Request]:
-        """Take ``origin``'s ``count`` oldest held requests out of the place (``take`` returns
-        oldest first; one that failed returns them later, through ``adopted``)."""
-        held = self._place.take(origin)
-        for request in held[count:]:
-            self._place.add(origin, request)
-        return held[:count]
 
     def let_go(self) -> None:
         """The crawl is asked to close: let every waiting request go now and release nothing
@@ -497,12 +481,10 @@ class Room:
         if self._seen is None or request.meta.get(SEEN_META) != seen_mark(request):
             return
         try:
-            known = self._seen(request)
+            if not self._seen(request):
+                self._events.count(HELD_REFILED)
         except Exception as exc:  # a dupefilter whose backend is down (scrapy-redis's)
             self._events.not_filed(request, exc)
-            return
-        if not known:
-            self._events.count(HELD_REFILED)
 
     def _start_tick(self) -> None:
         if not self._tick.running and not self._closed:
@@ -521,7 +503,7 @@ class Room:
         if left:
             # Back the moment the wait is over, not a turn of the event loop later when this
             # task resumes: meanwhile the engine would see nothing in flight, and close.
-            waiter.addBoth(_rejoined, engine, request)
+            waiter.addBoth(_after, _compat.rejoin_active, engine, request)
         try:
             if downloads:
                 await _inline.run(downloads)
@@ -589,8 +571,7 @@ class Room:
         answer = self._admission.copy_of(request, origin, self._clock.seconds())
         while isinstance(answer, Wait):
             self.say_waiting(origin)
-            known = await self.off_active(self.wait(origin, request), request)
-            self._resolver.reinstate(known)
+            self._resolver.reinstate(await self.off_active(self.wait(origin, request), request))
             answer = self._admission.copy_of(request, origin, self._clock.seconds())
         if isinstance(answer, Drop):
             self._admission.refuse(request, answer.why)
@@ -610,8 +591,7 @@ class Room:
         # Step 6: a place in its download slot (every request counts, as Scrapy counts it in
         # the slot: pages, robots.txt and usage-document fetches, ``engine.download`` callers,
         # ``dont_obey_robotstxt`` ones).
-        waiter = None if self._slots is None else self._slots.enter(request)
-        if waiter is None:
+        if self._slots is None or (waiter := self._slots.enter(request)) is None:
             return None
         self.watch_slots()
         return self._slot_wait(request, waiter)
@@ -637,6 +617,7 @@ class Room:
         return back
 
 
-def _rejoined(result: _T, engine: Any, request: Request) -> _T:
-    _compat.rejoin_active(engine, request)
+def _after(result: _T, call: Callable[..., object], *args: Any) -> _T:
+    """A Deferred's callback: ``call(*args)``, then ``result`` goes on unchanged."""
+    call(*args)
     return result
