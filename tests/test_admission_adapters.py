@@ -92,12 +92,11 @@ class Adapters:
         self.middleware = RobotsTxtMiddleware(crawler, config, store, self.clock)
         self.stats = crawler.stats
         self.crawled: list[Request] = []
-        self.middleware._room._held._crawl = self.crawled.append
+        self.middleware._room._crawl = self.crawled.append
         self.middleware._room.off_active = _waits  # type: ignore[method-assign,assignment]
         self.scripted = Scripted(self.middleware._admission)
         self.middleware._admission = self.scripted  # type: ignore[assignment]
         self.middleware._room._admission = self.scripted  # type: ignore[assignment]
-        self.middleware._room._held._admission = self.scripted  # type: ignore[assignment]
         self.middleware._page_answers._admission = self.scripted  # type: ignore[assignment]
 
     def stat(self, name: str) -> int:

@@ -96,7 +96,7 @@ class Crawl:
         for document in (mw._resolver, *(used.resolver for used in mw._components.documents)):
             document._fetcher = self.fetches
         self.crawled: list[Request] = []
-        mw._room._held._crawl = self.crawled.append
+        mw._room._crawl = self.crawled.append
         mw._room.open(MemoryHeld())  # the spider opens; held requests in memory
         mw._pauses._evict = lambda key: None  # no engine, no download slots to take from
         mw._room.off_active = _waits  # type: ignore[method-assign,assignment]

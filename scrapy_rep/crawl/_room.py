@@ -122,14 +122,17 @@ class Room:
         """``crawl`` sends a request to the scheduler; ``closing``: is the crawl asked to close;
         ``wake``: nothing waits any more (the engine may close now, not at its next idle check);
         ``on_close`` closes what else waits for the crawl (once everything here was let go);
-        ``slots``: None when REP_SLOT_CONCURRENCY is off; ``engine``: the crawl's, once it runs;
+        ``held``: where held requests live until ``open`` (memory if None); ``slots``: None
+        when REP_SLOT_CONCURRENCY is off; ``engine``: the crawl's, once it runs;
         ``page_leaving``: a page whose route paused since goes back (None: pauses off)."""
         self._clock = clock
         self._events = events
+        self._drops = drops
         self._resolver = resolver
         self._admission = admission
         self._timeout = hold_timeout
         self._limits = limits
+        self._crawl = crawl
         self._closing = closing
         self._wake = wake
         self._on_close = on_close
@@ -137,11 +140,22 @@ class Room:
         self._engine = engine
         self._page_leaving = page_leaving or (lambda request: None)
         self._origins: dict[str, _Origin] = {}
-        # Memory until the spider opens and ``open`` gives the crawl's own place.
-        place = held if held is not None else MemoryHeld()
-        self._held = _Held(place, events, drops, crawl, admission)
-        # Asked to close (``let_go``).
+        # Where held requests live: memory until the spider opens and ``open`` gives the
+        # crawl's own place (JOBDIR, the fleet's Redis).
+        self._place = held if held is not None else MemoryHeld()
+        #: Origins whose held requests go to the scheduler on the next tick: restored from an
+        #: earlier run or adopted from a dead fleet process (back through the gate, not counted
+        #: as released), or released but not taken by the scheduler (``unsent``).
+        self._pending: set[str] = set()
+        self._unsent: set[str] = set()
+        #: Requests put aside for the job's next run (given up, held too long).
+        self._kept = 0
+        #: The scheduler's dupefilter's ``request_seen`` (given by ``open``).
+        self._seen: Callable[[Request], object] | None = None
+        self._opened = False
+        # Asked to close (``let_go``); the place closed and the closing line said (``close``).
         self._closed = False
+        self._place_closed = False
         self._tick = task.LoopingCall(self.tick)
         self._tick.clock = cast(Any, clock)
 
@@ -150,30 +164,38 @@ class Room:
         back to the scheduler, through the gate again, on the next reactor turn. ``seen``: the
         scheduler's dupefilter's ``request_seen``, given each of those the dupefilter saw
         before it was held, before the spider's first request reaches it."""
-        self._held.open(held, seen)
-        if self._held.pending:
+        self._place = held
+        self._seen = seen
+        self._opened = True
+        count = len(held)
+        if count and not self._pending:  # pending already: adopted, counted as such
+            self._events.restored(count)
+        if count and seen is not None:
+            for request in held.peek():
+                self._file(request)
+        self._pending.update(held.origins())
+        if self._pending:
             self._clock.callLater(0, self._send_pending)
 
     def first_through(self) -> bool:
         """May an unknown origin's first request go on unresolved? Once the spider opened,
         where held requests live in memory only (``HeldRequests.next_run`` None)."""
-        return self._held.opened and self._held.place.next_run is None
+        return self._opened and self._place.next_run is None
 
     def adopted(self, available: dict[str, int]) -> None:
         """Requests became this process's to release (a dead fleet process's, or left in the
         store by a failed ``take``): through this process's own gate."""
-        self._held.pending.update(available)
+        self._pending.update(available)
         self._clock.callLater(0, self._send_pending)
 
     def pending_elsewhere(self) -> bool:
         """Do other fleet processes hold requests that may come to this one?"""
-        elsewhere: Callable[[], bool] | None = getattr(self._held.place, "pending_elsewhere", None)
+        elsewhere: Callable[[], bool] | None = getattr(self._place, "pending_elsewhere", None)
         return elsewhere is not None and elsewhere()
 
     def wanted(self, origin: str) -> bool:
         """Do requests (held, or waiting in place) wait for ``origin``?"""
-        waits = self._origins.get(origin)
-        return waits is not None and waits.waiting()
+        return (self._origins.get(origin) or _Origin()).waiting()
 
     def waiting(self, origin: str) -> Waiting:
         """What decides how long the crawl waits for ``origin`` (for the log): since when
@@ -184,32 +206,30 @@ class Room:
     def say_waiting(self, origin: str) -> None:
         """Requests wait for ``origin``'s robots.txt: say why (once per origin). An origin
         still being fetched for the first time is not announced (the usual case)."""
-        state = self._resolver.peek(origin)
-        if state is not None:
+        if (state := self._resolver.peek(origin)) is not None:
             self._events.holding(state, self.waiting(origin))
 
     def busy(self) -> bool:
         if self._closed:
             return False
-        return self._held.busy() or any(waits.waiters for waits in self._origins.values())
+        held = len(self._place) or self._pending or self._unsent
+        return bool(held) or any(waits.waiters for waits in self._origins.values())
 
     def hold(self, origin: str, request: Request, until: Awaited | None = None) -> None:
         """Keep ``request`` until ``origin``'s robots.txt serves or, given ``until`` (the
         resolver of a usage document the gate needs, or the pauses), until that says so; then
         it goes back through the gate."""
         awaited = until or self._resolver
-        if self._held.closed:
-            self._held.fail(origin, [request], [], awaited)
+        if self._place_closed:
+            self._drop(origin, [request], [], self._admission.closing(origin, awaited))
             return
-        self._held.place.add(origin, request)
+        self._place.add(origin, request)
         waits = self._origins.setdefault(origin, _Origin())
         waits.held.append((self._clock.seconds(), awaited.name))
         self._events.count(HELD)
-        if self._closed:
-            # Nothing is released any more; ``close`` says what stays held.
-            return
-        self._interested(origin, awaited, request)
-        self._start_tick()
+        # Once closed, nothing is released any more; ``close`` says what stays held.
+        if not self._closed:
+            self._interested(origin, awaited, request)
 
     def wait(self, origin: str, request: Request | None = None, *, held: bool = False) -> _Waiter:
         """A Deferred fired with the origin's state once it serves (or failed). ``held``: the
@@ -217,22 +237,19 @@ class Room:
         robots.txt failed), counted as held and released as those outside the scheduler are."""
         waiter: _Waiter = Deferred()
         if self._closed:
-            self._held.fail(origin, [], [waiter])
+            self._drop(origin, [], [waiter], self._admission.closing(origin))
             return waiter
         if held:
             self._events.count(HELD)
-            waiter.addCallback(self._count_released)
-        waits = self._origins.setdefault(origin, _Origin())
-        waits.waiters.append((waiter, self._clock.seconds()))
+            waiter.addCallback(_after, self._events.count, RELEASED)
+        self._origins.setdefault(origin, _Origin()).waiters.append((waiter, self._clock.seconds()))
         self._interested(origin, self._resolver, request)
-        self._start_tick()
         return waiter
 
-    def _count_released(self, state: _T) -> _T:
-        self._events.count(RELEASED)
-        return state
-
     def _interested(self, origin: str, awaited: Awaited, trigger: Request | None) -> None:
+        """Requests of ``origin`` wait for ``awaited``: ask it once (per origin and thing); the
+        tick runs while anything waits."""
+        self._start_tick()
         waits = self._origins.setdefault(origin, _Origin())
         if awaited.name in waits.interest:
             return
@@ -276,34 +293,64 @@ class Room:
             found.cancel()
 
     def _send(self, origin: str, *, released: bool) -> None:
-        """Send ``origin``'s held requests to the scheduler (``_Held.send``); one held again
-        for what it still needs keeps the time it was first held."""
+        """Send ``origin``'s held requests to the scheduler one by one; one not taken is held
+        again, and tried again on the next tick. ``released``: what they waited for is known
+        (counted as released when they go); one that still waits for something else (a usage
+        document after robots.txt, its route's pause) stays held for it, keeping the time it
+        was first held. Else they come back from an earlier run or another process and pass
+        the gate again (held again if need be)."""
         if self._closed:
             return
         waits = self._origins.setdefault(origin, _Origin())
         times, waits.held = waits.held, []
         self._forget(origin, keep=True)
-
-        def held_again(request: Request, since: float, awaited: Awaited) -> None:
-            waits.held.append((since, awaited.name))
-            self._interested(origin, awaited, request)
-
-        if self._held.send(origin, released, times, self._clock.seconds(), held_again):
-            self._start_tick()
+        released = released or origin in self._unsent
+        self._pending.discard(origin)
+        self._unsent.discard(origin)
+        now = self._clock.seconds()
+        sent = 0
+        for index, request in enumerate(self._place.take(origin)):
+            try:
+                # A released one is judged again: what it still waits for, if anything.
+                awaited = self._admission.awaited(request, origin, now) if released else None
+            except IgnoreRequest:
+                # Dropped as the gate would drop it (its errback, counted): released.
+                sent += 1
+                continue
+            if awaited is not None:
+                self._place.add(origin, request)
+                since = times[index][0] if index < len(times) else now
+                waits.held.append((since, awaited.name))
+                self._interested(origin, awaited, request)
+                continue
+            if not released:
+                # Restored (filed at ``open`` already) or adopted from another process.
+                self._file(request)
+            try:
+                self._crawl(request)
+            except Exception as exc:
+                self._events.release_failed(request, exc)
+                # Held again (durably, where the place is), sent again on the next tick.
+                self._place.add(origin, request)
+                (self._unsent if released else self._pending).add(origin)
+                self._start_tick()
+            else:
+                sent += 1
+        if sent and released:
+            self._events.count(RELEASED, sent)
         self._forget(origin)
 
     def _send_pending(self) -> None:
-        for origin in sorted(self._held.unsent):
+        for origin in sorted(self._unsent):
             self._send(origin, released=True)
-        for origin in sorted(self._held.pending):
+        for origin in sorted(self._pending):
             self._send(origin, released=False)
 
     def watch_slots(self) -> None:
         """A request waits for a place in its download slot: the tick runs while any does
         (the crawl closed already: its wait ends now)."""
-        if not self._closed:
-            self._start_tick()
-        elif self._slots is not None:
+        self._start_tick()
+        if self._closed and self._slots is not None:
             self._slots.let_go()
 
     def tick(self) -> None:
@@ -314,10 +361,9 @@ class Room:
             return
         self._send_pending()
         dropped = self.give_up()
-        slots = self._slots
-        if slots is not None:
-            slots.sweep()
-        if not self.busy() and not (slots is not None and slots.busy()):
+        if self._slots is not None:
+            self._slots.sweep()
+        if not self.busy() and not (self._slots is not None and self._slots.busy()):
             if self._tick.running:
                 self._tick.stop()
             if dropped:
@@ -336,29 +382,46 @@ class Room:
         dropped = 0
         now = self._clock.seconds()
         for origin in sorted(self._origins):
-            waits = self._origins.get(origin)
-            if waits is None or not waits.waiting():
+            if (waits := self._origins.get(origin)) is None or not waits.waiting():
                 continue
             old, waited_for, expired = waits.expired(self._admission.deadline(origin, now))
-            if old and (held := self._held.oldest(origin, old)):
-                dropped += len(held)
-                self._held.stop(origin, held, [], *self._admission.timed_out(origin, waited_for))
+            if old:
+                # The place's oldest (``take`` returns them first; a take that failed returns
+                # them later, through ``adopted``).
+                held = self._place.take(origin)
+                for request in held[old:]:
+                    self._place.add(origin, request)
+                why = self._admission.timed_out(origin, waited_for)
+                dropped += self._stop(origin, held[:old], [], why)
             if expired:
-                dropped += len(expired)
                 why = self._admission.timed_out(origin, {self._resolver.name})
-                self._held.stop(origin, [], expired, *why)
+                dropped += self._stop(origin, [], expired, why)
             given_up = None
-            if waits.waiting() and not self._held.pending:
+            if waits.waiting() and not self._pending:
                 given_up = self._admission.given_up(origin)
             if given_up is not None:
                 self._events.gave_up(given_up[0])
-                waiters = [waiter for waiter, _since in waits.waiters]
-                waits.held, waits.waiters = [], []
-                held = self._held.place.take(origin)
-                dropped += len(held) + len(waiters)
-                self._held.stop(origin, held, waiters, *given_up)
+                _all, _waited_for, waiters = waits.expired(float("inf"))  # every wait ends
+                dropped += self._stop(origin, self._place.take(origin), waiters, given_up)
             self._forget(origin)
         return dropped
+
+    def _stop(
+        self, origin: str, held: list[Request], waiters: list[_Waiter], why: tuple[DropReason, str]
+    ) -> int:
+        """This run waits no longer for ``held`` and ``waiters`` (returns how many): the
+        durable place keeps the held ones for the next run (SPEC C4); the rest are dropped
+        with ``why``, the admission's reason and words (``timed_out``, ``given_up``)."""
+        reason, words = why
+        lost = self._place.put_aside(origin, held) if held else []
+        kept = len(held) - len(lost)
+        self._kept += kept
+        if kept:
+            self._events.kept(origin, kept, words, self._place.next_run)
+        hint = "" if self._place.next_run is not None else _KEEP_HINT
+        drop = Why(reason, f"{origin}: {words}", origin, rule=words + hint)
+        self._drop(origin, lost, waiters, drop)
+        return len(held) + len(waiters)
 
     def let_go(self) -> None:
         """The crawl is asked to close: let every waiting request go now and release nothing
@@ -374,23 +437,54 @@ class Room:
         for origin, waits in list(self._origins.items()):
             waiters, waits.waiters = waits.waiters, []
             interest, waits.interest = waits.interest, {}
-            self._held.fail(origin, [], [waiter for waiter, _since in waiters])
+            why = self._admission.closing(origin)
+            self._drop(origin, [], [waiter for waiter, _since in waiters], why)
             for found in interest.values():
                 found.cancel()
-        self._held.pending, self._held.unsent = set(), set()
+        self._pending, self._unsent = set(), set()
         self._on_close()
+
+    def _drop(self, origin: str, requests: list[Request], waiters: list[_Waiter], why: Why) -> None:
+        """Requests of ``origin`` (held, or waiting in place: ``waiters``) this run lets go:
+        dropped through the drop path (counted, logged, in the closing summary), each waiter
+        failing with ``why``: the admission's ``closing`` when the crawl closes (or a request
+        is held after the place closed), else why ``_stop`` stopped waiting."""
+        self._drops.drop(origin, requests, why, waiters=len(waiters))
+        for waiter in waiters:
+            waiter.errback(why.exception())
 
     def close(self) -> None:
         """The spider closed (nothing is in progress any more): say what stays held, kept
         for the next run where the place is durable, else not downloaded, as Scrapy leaves
         the requests in its scheduler; then close the place (may be called again)."""
         self.let_go()
-        if self._held.closed:
+        if self._place_closed:
             return
         # How many held requests wait for what (robots.txt, a usage document, a pause).
         waited_for = Counter(what for waits in self._origins.values() for _, what in waits.held)
         self._origins = {}
-        self._held.close(waited_for)
+        self._place_closed = True
+        if self._place.next_run is None:
+            self._events.closed_with_held(len(self._place), waited_for)
+        else:
+            # Durable ones stay (the place counts and logs those it had only in memory).
+            persisted = len(self._place) - self._place.in_memory()
+            self._events.closed_keeping(persisted, self._kept, self._place.next_run, waited_for)
+        self._place.close()
+
+    def _file(self, request: Request) -> None:
+        """If the dupefilter saw ``request`` before it was held (``SEEN_META``), file its
+        fingerprint with this crawl's dupefilter: the spider's own copy (a start request yielded
+        again by a resumed job) is then filtered as a duplicate, while this one
+        (``dont_filter``) goes. Counted when the dupefilter did not have it (lost in a
+        ``kill -9``, or another process's)."""
+        if self._seen is None or request.meta.get(SEEN_META) != seen_mark(request):
+            return
+        try:
+            if not self._seen(request):
+                self._events.count(HELD_REFILED)
+        except Exception as exc:  # a dupefilter whose backend is down (scrapy-redis's)
+            self._events.not_filed(request, exc)
 
     def _start_tick(self) -> None:
         if not self._tick.running and not self._closed:
@@ -409,7 +503,7 @@ class Room:
         if left:
             # Back the moment the wait is over, not a turn of the event loop later when this
             # task resumes: meanwhile the engine would see nothing in flight, and close.
-            waiter.addBoth(_rejoined, engine, request)
+            waiter.addBoth(_after, _compat.rejoin_active, engine, request)
         try:
             if downloads:
                 await _inline.run(downloads)
@@ -433,24 +527,19 @@ class Room:
             pass
         else:
             self._resolver.reinstate(state)
-        decision = self._admission.decide(request, origin, self._clock.seconds(), "download")
-        if isinstance(decision, Drop):
-            self._admission.refuse(request, decision.why)
-        if isinstance(decision, Wait):
-            return await self.settle(origin, request, decision, first=True)
-        return None
+        return await self.settle(origin, request, self._decided(request, origin), first=True)
 
     async def settle(
-        self, origin: str, request: Request, decision: Wait, *, first: bool = False
+        self, origin: str, request: Request, decision: Wait | None, *, first: bool = False
     ) -> Request | None:
         """Wait here until the admission lets ``request`` go (or drops it), or send it back to
-        the gate to be held (``Admission.goes_back``). ``first``: an origin's first request,
-        counted as held while it waits for robots.txt (its waits time out and are given up as
-        held requests' are)."""
+        the gate to be held (``Admission.goes_back``); ``decision`` None: it goes at once.
+        ``first``: an origin's first request, counted as held while it waits for robots.txt
+        (its waits time out and are given up as held requests' are)."""
         # The states known for it so far serve its next decision, even if the caches evicted
         # them while it waited (caches smaller than the origins in flight).
         kept = self._admission.kept(origin)
-        while True:
+        while decision is not None:
             awaited = decision.awaited
             if not first and self._admission.goes_back(request, origin, awaited):
                 return self._admission.send_back(request)
@@ -463,14 +552,16 @@ class Room:
             if known is not None:
                 kept[cast("Resolver[Any]", awaited)] = known
             self._admission.restore(kept)
-            now = self._clock.seconds()
-            next_decision = self._admission.decide(request, origin, now, "download")
+            decision = self._decided(request, origin)
             kept.update(self._admission.kept(origin))
-            if isinstance(next_decision, Drop):
-                self._admission.refuse(request, next_decision.why)
-            if not isinstance(next_decision, Wait):
-                return None
-            decision = next_decision
+        return None
+
+    def _decided(self, request: Request, origin: str) -> Wait | None:
+        """The admission's answer before download: a wait, or None to go on (a drop raises)."""
+        decision = self._admission.decide(request, origin, self._clock.seconds(), "download")
+        if isinstance(decision, Drop):
+            self._admission.refuse(request, decision.why)
+        return decision if isinstance(decision, Wait) else None
 
     async def robots_copy(self, origin: str, request: Request) -> Response | None:
         """A spider's request for ``origin``'s robots.txt, answered from the crawl's copy (one
@@ -480,8 +571,7 @@ class Room:
         answer = self._admission.copy_of(request, origin, self._clock.seconds())
         while isinstance(answer, Wait):
             self.say_waiting(origin)
-            known = await self.off_active(self.wait(origin, request), request)
-            self._resolver.reinstate(known)
+            self._resolver.reinstate(await self.off_active(self.wait(origin, request), request))
             answer = self._admission.copy_of(request, origin, self._clock.seconds())
         if isinstance(answer, Drop):
             self._admission.refuse(request, answer.why)
@@ -496,14 +586,12 @@ class Room:
             self._admission.refuse(request, again.why)
         if isinstance(again, Wait):
             return self._admission.send_back(request)
-        back = self._page_leaving(request)
-        if back is not None:
+        if (back := self._page_leaving(request)) is not None:
             return back
         # Step 6: a place in its download slot (every request counts, as Scrapy counts it in
         # the slot: pages, robots.txt and usage-document fetches, ``engine.download`` callers,
         # ``dont_obey_robotstxt`` ones).
-        waiter = None if self._slots is None else self._slots.enter(request)
-        if waiter is None:
+        if self._slots is None or (waiter := self._slots.enter(request)) is None:
             return None
         self.watch_slots()
         return self._slot_wait(request, waiter)
@@ -515,8 +603,6 @@ class Room:
         (it carries the gate's token) goes back to the gate to be held (kept for the next run
         where held requests are durable, else said as not downloaded); an ``engine.download``
         caller is dropped with the reason."""
-        slots = self._slots
-        assert slots is not None
         try:
             await self.off_active(waiter, request)
         except SlotClosed:
@@ -526,172 +612,12 @@ class Room:
             why = self._admission.closing(origin or request.url, NO_PLACE)
             self._admission.refuse(request, why)
         back = self._page_leaving(request)
-        if back is not None:
-            slots.left(request)
+        if back is not None and self._slots is not None:
+            self._slots.left(request)
         return back
 
 
-@dataclass(eq=False)
-class _Held:
-    """Where held requests live (memory until the spider opens, then the crawl's: JOBDIR, the
-    fleet's Redis), what of it is still to be sent, and what it keeps for the next run."""
-
-    place: HeldRequests
-    _events: Events
-    _drops: Drops
-    _crawl: Callable[[Request], object]
-    _admission: Admission
-    #: Origins whose held requests go to the scheduler on the next tick: restored from an
-    #: earlier run or adopted from a dead fleet process (back through the gate, not counted
-    #: as released), or released but not taken by the scheduler (``unsent``).
-    pending: set[str] = field(default_factory=set)
-    unsent: set[str] = field(default_factory=set)
-    #: Requests put aside for the job's next run (given up, held too long).
-    _kept: int = 0
-    #: The scheduler's dupefilter's ``request_seen`` (given by ``open``).
-    _seen: Callable[[Request], object] | None = None
-    opened: bool = False
-    #: The place closed and the closing line said (``close``).
-    closed: bool = False
-
-    def open(self, place: HeldRequests, seen: Callable[[Request], object] | None) -> None:
-        self.place = place
-        self._seen = seen
-        self.opened = True
-        count = len(place)
-        if count and not self.pending:  # pending already: adopted, counted as such
-            self._events.restored(count)
-        if count and seen is not None:
-            for request in place.peek():
-                self._file(request)
-        self.pending.update(place.origins())
-
-    def busy(self) -> bool:
-        return bool(len(self.place) or self.pending or self.unsent)
-
-    def send(
-        self,
-        origin: str,
-        released: bool,
-        times: list[tuple[float, str]],
-        now: float,
-        held_again: Callable[[Request, float, Awaited], None],
-    ) -> bool:
-        """Send ``origin``'s held requests to the scheduler one by one; True when one was not
-        taken (held again, tried again on the next tick). ``released``: what they waited for is
-        known (counted as released when they go); one that still waits for something else (a
-        usage document after robots.txt, its route's pause) stays held for it (``held_again``,
-        with when it was held: ``times``). Else they come back from an earlier run or another
-        process and pass the gate again (held again if need be)."""
-        released = released or origin in self.unsent
-        self.pending.discard(origin)
-        self.unsent.discard(origin)
-        sent = 0
-        failed = False
-        for index, request in enumerate(self.place.take(origin)):
-            if not released:
-                # Restored (filed at ``open`` already) or adopted from another process.
-                self._file(request)
-            else:
-                try:
-                    awaited = self._admission.awaited(request, origin, now)
-                except IgnoreRequest:
-                    # Dropped as the gate would drop it (its errback, counted): released.
-                    sent += 1
-                    continue
-                if awaited is not None:
-                    self.place.add(origin, request)
-                    held_again(request, times[index][0] if index < len(times) else now, awaited)
-                    continue
-            try:
-                self._crawl(request)
-            except Exception as exc:
-                self._events.release_failed(request, exc)
-                # Held again (durably, where the place is).
-                self.place.add(origin, request)
-                (self.unsent if released else self.pending).add(origin)
-                failed = True
-            else:
-                sent += 1
-        if sent and released:
-            self._events.count(RELEASED, sent)
-        return failed
-
-    def stop(
-        self,
-        origin: str,
-        held: list[Request],
-        waiters: list[_Waiter],
-        reason: DropReason,
-        why: str,
-    ) -> None:
-        """This run waits no longer for ``held`` and ``waiters``: the durable place keeps the
-        held ones for the next run (SPEC C4); the rest are dropped with ``why`` and
-        ``reason``."""
-        lost = self.place.put_aside(origin, held) if held else []
-        kept = len(held) - len(lost)
-        self._kept += kept
-        if kept:
-            self._events.kept(origin, kept, why, self.place.next_run)
-        hint = "" if self.place.next_run is not None else _KEEP_HINT
-        drop = Why(reason, f"{origin}: {why}", origin, rule=why + hint)
-        self._drops.drop(origin, lost, drop, waiters=len(waiters))
-        for waiter in waiters:
-            waiter.errback(drop.exception())
-
-    def fail(
-        self,
-        origin: str,
-        requests: list[Request],
-        waiters: list[_Waiter],
-        awaited: Awaited | None = None,
-    ) -> None:
-        """In-place waiters for ``origin`` when the crawl closes (or a request held after the
-        place closed): dropped through the drop path (counted, logged, in the closing summary),
-        each failing with ``closing``."""
-        if not requests and not waiters:
-            return
-        why = self._admission.closing(origin, awaited)
-        self._drops.drop(origin, requests, why, waiters=len(waiters))
-        for waiter in waiters:
-            waiter.errback(why.exception())
-
-    def oldest(self, origin: str, count: int) -> list[Request]:
-        """Take ``origin``'s ``count`` oldest held requests out of the place (``take`` returns
-        oldest first; one that failed returns them later, through ``adopted``)."""
-        held = self.place.take(origin)
-        for request in held[count:]:
-            self.place.add(origin, request)
-        return held[:count]
-
-    def close(self, waited_for: dict[str, int]) -> None:
-        """Say what stays held (``waited_for``: how many wait for what), then close the place."""
-        self.closed = True
-        if self.place.next_run is None:
-            self._events.closed_with_held(len(self.place), waited_for)
-        else:
-            # Durable ones stay (the place counts and logs those it had only in memory).
-            persisted = len(self.place) - self.place.in_memory()
-            self._events.closed_keeping(persisted, self._kept, self.place.next_run, waited_for)
-        self.place.close()
-
-    def _file(self, request: Request) -> None:
-        """If the dupefilter saw ``request`` before it was held (``SEEN_META``), file its
-        fingerprint with this crawl's dupefilter: the spider's own copy (a start request yielded
-        again by a resumed job) is then filtered as a duplicate, while this one
-        (``dont_filter``) goes. Counted when the dupefilter did not have it (lost in a
-        ``kill -9``, or another process's)."""
-        if self._seen is None or request.meta.get(SEEN_META) != seen_mark(request):
-            return
-        try:
-            known = self._seen(request)
-        except Exception as exc:  # a dupefilter whose backend is down (scrapy-redis's)
-            self._events.not_filed(request, exc)
-            return
-        if not known:
-            self._events.count(HELD_REFILED)
-
-
-def _rejoined(result: _T, engine: Any, request: Request) -> _T:
-    _compat.rejoin_active(engine, request)
+def _after(result: _T, call: Callable[..., object], *args: Any) -> _T:
+    """A Deferred's callback: ``call(*args)``, then ``result`` goes on unchanged."""
+    call(*args)
     return result

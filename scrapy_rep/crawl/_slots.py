@@ -11,7 +11,7 @@ no race). However many wait, the engine keeps taking other sites' requests.
 
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -53,14 +53,14 @@ class Slots:
         self._mark = mark
         self._in_flight = in_flight
         self._events = events
-        #: Requests let through, by their slot's key, until they leave the downloader.
+        #: Requests let through, by their slot's key, until they leave the downloader, and how
+        #: many per slot.
         self._through: dict[Request, str] = {}
-        self._count: dict[str, int] = {}
+        self._count: Counter[str] = Counter()
         #: The concurrency each slot was last seen with.
         self._limit: dict[str, int] = {}
         self._waiters: dict[str, deque[tuple[Request, Any, Deferred[None]]]] = {}
         self._waiting = 0
-        self._most = 0
 
     def enter(self, request: Request) -> Deferred[None] | None:
         """None: ``request`` goes now, counted in its slot until it leaves. Else a Deferred
@@ -69,11 +69,11 @@ class Slots:
         key, slot = self._slot_of(request)
         concurrency, held_by_scrapy = self._limit_of(slot)
         self._limit[key] = concurrency
-        count = self._count.get(key, 0)
+        count = self._count[key]
         if held_by_scrapy or concurrency < 1 or (count < concurrency and key not in self._waiters):
             # Counted even where Scrapy holds the limit: right should the slot's delay drop.
             self._through[request] = key
-            self._count[key] = count + 1
+            self._count[key] += 1
             return None
         waiter: Deferred[None] = Deferred()
         self._waiters.setdefault(key, deque()).append((request, slot, waiter))
@@ -81,9 +81,7 @@ class Slots:
         self._mark(slot, request, True)
         self._waiting += 1
         self._events.count(SLOT_WAITED)
-        if self._waiting > self._most:
-            self._most = self._waiting
-            self._events.most(SLOT_WAITING_MAX, self._most)
+        self._events.most(SLOT_WAITING_MAX, self._waiting)
         return waiter
 
     def left(self, request: Request, spider: object = None) -> None:
@@ -91,16 +89,21 @@ class Slots:
         key = self._through.pop(request, None)
         if key is None:
             return
-        count = self._count[key] - 1
-        if count:
-            self._count[key] = count
-        else:
-            del self._count[key]
-        if key in self._waiters:
-            self._wake(key)
-        elif not count:
+        self._count[key] -= 1
+        if not self._count[key] and key not in self._waiters:
             # Nothing of this slot here any more: kept per slot in flight, not per site seen.
-            del self._limit[key]
+            del self._count[key], self._limit[key]
+        while (waiters := self._waiters.get(key)) and self._count[key] < self._limit[key]:
+            queued, slot, waiter = waiters.popleft()
+            if not waiters:
+                del self._waiters[key]
+            self._waiting -= 1
+            self._mark(slot, queued, False)
+            self._through[queued] = key
+            self._count[key] += 1
+            # Settled first: without asyncio the waiter's coroutine runs on at once, and may
+            # come back here (its route paused meanwhile: it leaves, and its place passes on).
+            waiter.callback(None)
 
     def taken(self, pairs: list[tuple[Request, Any]]) -> list[tuple[Request, Any]]:
         """Requests taken out of their slot's queue before downloading (a pause sends them
@@ -108,20 +111,6 @@ class Slots:
         for request, _ in pairs:
             self.left(request)
         return pairs
-
-    def _wake(self, key: str) -> None:
-        limit = self._limit.get(key, 1)
-        while (waiters := self._waiters.get(key)) and self._count.get(key, 0) < limit:
-            request, slot, waiter = waiters.popleft()
-            if not waiters:
-                del self._waiters[key]
-            self._waiting -= 1
-            self._mark(slot, request, False)
-            self._through[request] = key
-            self._count[key] = self._count.get(key, 0) + 1
-            # Settled first: without asyncio the waiter's coroutine runs on at once, and may
-            # come back here (its route paused meanwhile: it leaves, and its place passes on).
-            waiter.callback(None)
 
     def sweep(self) -> None:
         """Free the places of requests let through that left ``Downloader.active`` without
