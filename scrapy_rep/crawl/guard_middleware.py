@@ -156,8 +156,7 @@ class RobotsTxtGuard:
                 self._events.scheme_refused(request.url, scheme)
                 raise IgnoreRequest(f"robots.txt request to a {scheme}: URL refused")
             request.headers[b"Accept-Encoding"] = ACCEPT_ENCODING
-        leaving = self.leaving
-        return None if leaving is None else leaving(request)
+        return None if self.leaving is None else self.leaving(request)
 
     process_request = _compat.process_request(_last_look)
 
@@ -165,14 +164,10 @@ class RobotsTxtGuard:
         self, request: Request, response: Response, spider: Spider | None = None
     ) -> Response | Request:
         if not is_fetch(request):
-            page_answers = self.page_answers
-            if page_answers is None:
-                return response
-            return page_answers.page_answered(request, response)
-        if request.method == "HEAD":
-            return response
+            answers = self.page_answers
+            return response if answers is None else answers.page_answered(request, response)
         values = response.headers.getlist(b"Content-Encoding")
-        if not values:
+        if request.method == "HEAD" or not values:
             return response
         headers = response.headers.copy()
         del headers[b"Content-Encoding"]
