@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 from weakref import WeakKeyDictionary
 
+from scrapy.downloadermiddlewares.httpcompression import HttpCompressionMiddleware
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import load_object
@@ -107,8 +108,6 @@ def is_fetch(request: Request) -> bool:
 
 #: Response flag: the decoded body was cut at 512,000 bytes.
 TRUNCATED_FLAG = "robotstxt_decoded_truncated"
-
-_COMPRESSION = "scrapy.downloadermiddlewares.httpcompression.HttpCompressionMiddleware"
 
 
 class PageAnswers(Protocol):
@@ -210,11 +209,10 @@ def check_wiring(settings: BaseSettings, middleware: type | None = None) -> None
             f"{GUARD} ({guard_order}), which must see every request after it: use "
             f'"scrapy_rep.RobotsTxtMiddleware": 100 and {line}'
         )
-    compression = load_object(_COMPRESSION)
     above = [
         order
         for cls, order in orders.items()
-        if order is not None and issubclass(cls, compression) and order >= guard_order
+        if order is not None and issubclass(cls, HttpCompressionMiddleware) and order >= guard_order
     ]
     if above and settings.getbool("COMPRESSION_ENABLED"):
         raise ValueError(

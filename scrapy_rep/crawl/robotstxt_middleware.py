@@ -119,15 +119,19 @@ class Components:
     #: What pages answer: a "slow down" pauses the route (SPEC H).
     page_answers: PageAnswers
 
+    @property
+    def resolvers(self) -> tuple[Resolver[Any], ...]:
+        return (self.resolver, *(used.resolver for used in self.documents))
+
     def close(self) -> None:
         """No more fetches (the crawl closes)."""
-        self.resolver.close()
-        for used in self.documents:
-            used.resolver.close()
+        for resolver in self.resolvers:
+            resolver.close()
         self.pauses.close()
 
     def busy(self) -> bool:
-        return self.resolver.busy() or any(used.resolver.busy() for used in self.documents)
+        """Anything under way: a request held or waiting in the room, a resolution."""
+        return self.room.busy() or any(resolver.busy() for resolver in self.resolvers)
 
 
 def build_components(
@@ -195,9 +199,8 @@ def build_components(
     ) -> None:
         """A new robots.txt state: logged, with what it means for the requests waiting for
         it; then ``rules_parsed``."""
-        waiting = None
-        if not robots.serves(state) and room.wanted(state.origin):
-            waiting = room.waiting(state.origin)
+        wanted = not robots.serves(state) and room.wanted(state.origin)
+        waiting = room.waiting(state.origin) if wanted else None
         events.resolved(state, previous, now, from_store=from_store, waiting=waiting)
         if waiting is not None:
             events.holding(state, waiting)
@@ -272,13 +275,10 @@ def build_components(
 class _Lenient:
     """A judge that refuses nothing (components built without the crawl's verdicts)."""
 
-    def refusal(self, state: Any, request: Request) -> Why | None:
+    def refusal(self, *asked: Any) -> Why | None:
         return None
 
-    def usage_refusal(self, state: Any, request: Request, known: Any) -> Why | None:
-        return None
-
-    certain_refusal = usage_refusal
+    usage_refusal = certain_refusal = refusal
 
     def same_agents(self, judged: bytes | None, now: bytes | None) -> bool:
         return True
@@ -310,9 +310,7 @@ class RobotsTxtMiddleware:
         self._drops = Drops(
             self._events,
             clock,
-            deliver=lambda request, failure: _compat.scrape_failure(
-                crawler.engine, request, failure
-            ),
+            deliver=lambda *dropped: _compat.scrape_failure(crawler.engine, *dropped),
             signal_dropped=lambda request: crawler.signals.send_catch_log(
                 signals.request_dropped, request=request, spider=crawler.spider
             ),
@@ -561,12 +559,7 @@ class RobotsTxtMiddleware:
         self._room.give_up()
         # pending_elsewhere: another fleet process holds requests that come here if it dies.
         # drops.pending: errbacks of dropped requests not delivered yet (the give-up above).
-        if (
-            self._drops.pending()
-            or self._room.busy()
-            or self._components.busy()
-            or self._room.pending_elsewhere()
-        ):
+        if self._drops.pending() or self._components.busy() or self._room.pending_elsewhere():
             raise DontCloseSpider
 
     async def _on_opened(self, spider: Spider) -> None:
