@@ -96,8 +96,7 @@ def live_mark(request: Request) -> _FetchMark | None:
 
 def fetch_over(request: Request) -> None:
     """``request``'s download is over (answered or failed): its mark ends."""
-    mark = request.meta.get(ROBOTS_META)
-    if isinstance(mark, _FetchMark):
+    if (mark := live_mark(request)) is not None:
         mark.over = True
 
 

@@ -236,7 +236,7 @@ def build_components(
         resolver=robots,
         needed=needed_sources(used, config.purpose.labels),
         pauses=pauses,
-        judge=judge if judge is not None else _LENIENT,
+        judge=judge if judge is not None else _Lenient(),
         apply_delay=apply_delay,
         events=events,
         clock=clock,
@@ -285,9 +285,6 @@ class _Lenient:
 
     def refuse(self, request: Request, why: Why, where: Where) -> NoReturn:
         raise why.exception()
-
-
-_LENIENT = _Lenient()
 
 
 class RobotsTxtMiddleware:
