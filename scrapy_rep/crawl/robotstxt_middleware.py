@@ -382,14 +382,13 @@ class RobotsTxtMiddleware:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RobotsTxtMiddleware:
         warn_unknown_settings(crawler)
-        settings = crawler.settings
-        if not settings.getbool("ROBOTSTXT_OBEY"):
+        if not crawler.settings.getbool("ROBOTSTXT_OBEY"):
             # No message, as Scrapy's own middleware: Scrapy logs "Disabled …" at WARNING for a
             # NotConfigured with one, on every run of a project that does not obey robots.txt.
             raise NotConfigured
         with refused_at_startup(crawler):
-            check_wiring(settings, cls)
-            config = MiddlewareSettings.from_settings(settings)
+            check_wiring(crawler.settings, cls)
+            config = MiddlewareSettings.from_settings(crawler.settings)
             store = open_configured(config.store)
         middleware = cls(crawler, config, store)
         crawler.signals.connect(middleware._on_scheduled, signal=signals.request_scheduled)
