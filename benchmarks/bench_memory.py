@@ -73,7 +73,7 @@ def measure(origins: int, store_size: int) -> list[tuple[int, float, int, int]]:
         crawl=lambda request: None,
         closing=lambda: False,
     )
-    resolver, cache = parts.resolver, parts.cache
+    resolver, cache = parts.resolver, parts.resolver._cache
     rows = []
     for i in range(1, origins + 1):
         origin = keys.origin(urlsplit(f"http://site{i}.test/page"))

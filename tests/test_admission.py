@@ -73,7 +73,8 @@ class Harness:
         self.pending: dict[str, Deferred[Any]] = {}
         # Requests the holds sent on to the scheduler (engine.crawl).
         self.crawled: list[Request] = []
-        config = replace(MiddlewareSettings.from_settings(Settings()), parsed_cache_size=100)
+        defaults = MiddlewareSettings.from_settings(Settings())
+        config = replace(defaults, parsed_cache_size=100, purpose=purpose)
         self.parts: Components = build_components(
             clock=self.clock,
             store=MemoryStore(clock=self.clock.seconds),
@@ -86,7 +87,6 @@ class Harness:
             crawl_delay=self.verdicts.crawl_delay_of,
             judge=self.verdicts,
             apply_delay=lambda request, delay: self.delays.append((request, delay)),
-            labels=purpose.labels,
             slots=slots,
         )
         self.admission = self.parts.admission

@@ -97,7 +97,7 @@ class Adapters:
         self.scripted = Scripted(self.middleware._admission)
         self.middleware._admission = self.scripted  # type: ignore[assignment]
         self.middleware._room._admission = self.scripted  # type: ignore[assignment]
-        self.middleware._page_answers._admission = self.scripted  # type: ignore[assignment]
+        self.middleware._components.page_answers._admission = self.scripted  # type: ignore[assignment]
 
     def stat(self, name: str) -> int:
         return int(self.stats.get_value(name, 0))
@@ -202,7 +202,7 @@ def test_a_released_request_stays_held_or_goes_as_answered() -> None:
 
 def test_the_last_look_sends_back_only_what_the_admission_says() -> None:
     gates = Adapters()
-    pages = gates.middleware._page_answers
+    pages = gates.middleware._components.page_answers
     request = Request(ORIGIN + "/leaving", meta={ADMITTED: "1:x"})
     assert pages.page_leaving(request) is None
     gates.scripted.leave = True

@@ -178,7 +178,7 @@ class Parts:
             deliver=(lambda request, failure: self.failures.append(failure)) if deliver else None,
         )
         built = self.build("me", crawl or self.crawled.append, held, self.drops)
-        self.cache, self.resolver, self.room = built.cache, built.resolver, built.room
+        self.resolver, self.room = built.resolver, built.room
         self.pauses = built.pauses
 
     def build(

@@ -8,6 +8,7 @@ import json
 import logging
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -144,11 +145,10 @@ def test_a_store_outage_while_reading_it_is_warned_and_counted(
         store=store,
         fetcher_for=lambda kind: fetcher,
         events=Events(stats, lambda: None),
-        config=MiddlewareSettings.from_settings(Settings()),
+        config=replace(MiddlewareSettings.from_settings(Settings()), usage_documents=(TOY,)),
         owner="me",
         crawl=lambda request: None,
         closing=lambda: False,
-        documents=(TOY,),
     )
     (toy,) = built.documents
     store.down = True

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 from weakref import WeakKeyDictionary
 
+from scrapy.downloadermiddlewares.httpcompression import HttpCompressionMiddleware
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import load_object
@@ -95,8 +96,7 @@ def live_mark(request: Request) -> _FetchMark | None:
 
 def fetch_over(request: Request) -> None:
     """``request``'s download is over (answered or failed): its mark ends."""
-    mark = request.meta.get(ROBOTS_META)
-    if isinstance(mark, _FetchMark):
+    if (mark := live_mark(request)) is not None:
         mark.over = True
 
 
@@ -107,8 +107,6 @@ def is_fetch(request: Request) -> bool:
 
 #: Response flag: the decoded body was cut at 512,000 bytes.
 TRUNCATED_FLAG = "robotstxt_decoded_truncated"
-
-_COMPRESSION = "scrapy.downloadermiddlewares.httpcompression.HttpCompressionMiddleware"
 
 
 class PageAnswers(Protocol):
@@ -156,8 +154,7 @@ class RobotsTxtGuard:
                 self._events.scheme_refused(request.url, scheme)
                 raise IgnoreRequest(f"robots.txt request to a {scheme}: URL refused")
             request.headers[b"Accept-Encoding"] = ACCEPT_ENCODING
-        leaving = self.leaving
-        return None if leaving is None else leaving(request)
+        return None if self.leaving is None else self.leaving(request)
 
     process_request = _compat.process_request(_last_look)
 
@@ -165,14 +162,10 @@ class RobotsTxtGuard:
         self, request: Request, response: Response, spider: Spider | None = None
     ) -> Response | Request:
         if not is_fetch(request):
-            page_answers = self.page_answers
-            if page_answers is None:
-                return response
-            return page_answers.page_answered(request, response)
-        if request.method == "HEAD":
-            return response
+            answers = self.page_answers
+            return response if answers is None else answers.page_answered(request, response)
         values = response.headers.getlist(b"Content-Encoding")
-        if not values:
+        if request.method == "HEAD" or not values:
             return response
         headers = response.headers.copy()
         del headers[b"Content-Encoding"]
@@ -215,11 +208,10 @@ def check_wiring(settings: BaseSettings, middleware: type | None = None) -> None
             f"{GUARD} ({guard_order}), which must see every request after it: use "
             f'"scrapy_rep.RobotsTxtMiddleware": 100 and {line}'
         )
-    compression = load_object(_COMPRESSION)
     above = [
         order
         for cls, order in orders.items()
-        if order is not None and issubclass(cls, compression) and order >= guard_order
+        if order is not None and issubclass(cls, HttpCompressionMiddleware) and order >= guard_order
     ]
     if above and settings.getbool("COMPRESSION_ENABLED"):
         raise ValueError(

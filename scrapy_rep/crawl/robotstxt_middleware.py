@@ -29,6 +29,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Collection, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from scrapy import signals
@@ -41,7 +42,6 @@ from twisted.internet.defer import Deferred, gatherResults, maybeDeferred, succe
 from scrapy_rep.core.origin import origin as url_origin
 from scrapy_rep.core.robots_file import RobotsTxt
 from scrapy_rep.core.sources import UsageDocument
-from scrapy_rep.core.tdmrep import TDMREP
 from scrapy_rep.crawl import _compat
 from scrapy_rep.crawl._admission import (
     FIRST,
@@ -108,7 +108,6 @@ _DISALLOW_ALL = RobotsTxt.parse(b"User-agent: *\nDisallow: /\n")
 class Components:
     """What the middleware runs on: the resolvers, the waiting room, the pauses, the decision."""
 
-    cache: OriginCache[RobotsTxt]
     resolver: Resolver[RobotsTxt]
     room: Room
     #: The usage documents a crawl may need (REP_USAGE_SOURCES), in their order.
@@ -120,15 +119,19 @@ class Components:
     #: What pages answer: a "slow down" pauses the route (SPEC H).
     page_answers: PageAnswers
 
+    @property
+    def resolvers(self) -> tuple[Resolver[Any], ...]:
+        return (self.resolver, *(used.resolver for used in self.documents))
+
     def close(self) -> None:
         """No more fetches (the crawl closes)."""
-        self.resolver.close()
-        for used in self.documents:
-            used.resolver.close()
+        for resolver in self.resolvers:
+            resolver.close()
         self.pauses.close()
 
     def busy(self) -> bool:
-        return self.resolver.busy() or any(used.resolver.busy() for used in self.documents)
+        """Anything under way: a request held or waiting in the room, a resolution."""
+        return self.room.busy() or any(resolver.busy() for resolver in self.resolvers)
 
 
 def build_components(
@@ -148,12 +151,9 @@ def build_components(
     ] = lambda *parsed: None,
     held: HeldRequests | None = None,
     drops: Drops | None = None,
-    documents: Sequence[UsageDocument] = (TDMREP,),
-    shared: bool = False,
     probe_timeout: float = 60.0,
     judge: Judge | None = None,
     apply_delay: Callable[[Request, float], None] = lambda request, delay: None,
-    labels: Sequence[str] = (),
     slots: Slots | None = None,
     engine: Callable[[], Any] = lambda: None,
     count_response: Callable[[Request, Response], None] = lambda request, response: None,
@@ -167,21 +167,21 @@ def build_components(
     ``room.let_go()`` (the crawl closing) closes them all. ``held``: where held requests live
     until ``room.open`` gives the crawl's own place (memory by default). ``drops``: the drop
     path (by default one that delivers no errback: nothing to deliver to without a crawl).
-    ``shared``: the store is a fleet's or a job's (pauses are read back and followed);
+    ``config`` also says which usage documents there are (REP_USAGE_SOURCES) and which the
+    declared purpose needs (they are waited for), and whether the store is shared.
     ``probe_timeout``: how long a pause's probe may take; ``judge``: the verdicts the admission asks
-    (by default none refuses), ``apply_delay`` puts a Crawl-delay on a slot, ``labels``: the
-    declared purpose's (the usage documents it needs are waited for); ``slots``: the download
+    (by default none refuses), ``apply_delay`` puts a Crawl-delay on a slot; ``slots``: the download
     slots' concurrency held at the last look (the room's tick sweeps them); ``engine``: the
     crawl's engine once it runs; ``count_response``: count a page's answer taken out of the
     chain as Scrapy's DownloaderStats would; ``take_queued``: take requests out of Scrapy's
     download slots, their places freed (a route that pauses sends its queued requests back)."""
 
-    def resolver(cache: OriginCache[Any], announced: Announce | None) -> Any:
+    def resolver(kind: DocumentKind[Any], announced: Announce, delay: Any = None) -> Any:
         return Resolver(
             clock=clock,
             store=store,
-            fetcher=fetcher_for(cache.kind),
-            cache=cache,
+            fetcher=fetcher_for(kind),
+            cache=OriginCache(kind, config.limits, config.parsed_cache_size, delay),
             events=events,
             limits=config.limits,
             lease_ttl=config.lease_ttl,
@@ -189,9 +189,6 @@ def build_components(
             owner=owner,
             announce=announced,
         )
-
-    size = config.parsed_cache_size
-    cache = OriginCache(ROBOTS, config.limits, size, crawl_delay)
 
     def announce(
         state: OriginState[RobotsTxt],
@@ -202,26 +199,25 @@ def build_components(
     ) -> None:
         """A new robots.txt state: logged, with what it means for the requests waiting for
         it; then ``rules_parsed``."""
-        waiting = None
-        if not robots.serves(state) and room.wanted(state.origin):
-            waiting = room.waiting(state.origin)
+        wanted = not robots.serves(state) and room.wanted(state.origin)
+        waiting = room.waiting(state.origin) if wanted else None
         events.resolved(state, previous, now, from_store=from_store, waiting=waiting)
         if waiting is not None:
             events.holding(state, waiting)
         rules_parsed(state, previous, trigger)
 
-    robots: Resolver[RobotsTxt] = resolver(cache, announce)
+    robots: Resolver[RobotsTxt] = resolver(ROBOTS, announce, crawl_delay)
     used = tuple(
         UsageSource(
             document,
             resolver(
-                OriginCache(usage_kind(document), config.limits, size),
-                _announcer(events, document),
+                usage_kind(document),
+                # ``document`` bound now: the announce is called once the loop is over.
+                lambda state, *rest, document=document: events.document_resolved(document, state),
             ),
         )
-        for document in documents
+        for document in config.usage_documents
     )
-    components: Components
     pauses = Pauses(
         clock=clock,
         store=store,
@@ -231,15 +227,16 @@ def build_components(
         give_up_after=config.pause_give_up_after,
         probe_timeout=probe_timeout,
         owner=owner,
-        shared=shared,
+        # A fleet's or a job's store: pauses are read back and followed.
+        shared=not config.store.url.startswith("memory:"),
         poll_interval=config.lease_poll_interval,
         evict=lambda key: page_answers.evict(key),
     )
     admission = Admission(
         resolver=robots,
-        needed=needed_sources(used, labels),
+        needed=needed_sources(used, config.purpose.labels),
         pauses=pauses,
-        judge=judge if judge is not None else _LENIENT,
+        judge=judge if judge is not None else _Lenient(),
         apply_delay=apply_delay,
         events=events,
         clock=clock,
@@ -271,36 +268,23 @@ def build_components(
         engine=engine,
         page_leaving=page_answers.page_leaving if config.pause else None,
     )
-    components = Components(cache, robots, room, used, pauses, admission, page_answers)
+    components = Components(robots, room, used, pauses, admission, page_answers)
     return components
-
-
-def _announcer(events: Events, document: UsageDocument) -> Announce:
-    def announce(state: Any, previous: Any, now: float, trigger: Any, from_store: bool) -> None:
-        events.document_resolved(document, state)
-
-    return announce
 
 
 class _Lenient:
     """A judge that refuses nothing (components built without the crawl's verdicts)."""
 
-    def refusal(self, state: Any, request: Request) -> Why | None:
+    def refusal(self, *asked: Any) -> Why | None:
         return None
 
-    def usage_refusal(self, state: Any, request: Request, known: Any) -> Why | None:
-        return None
-
-    certain_refusal = usage_refusal
+    usage_refusal = certain_refusal = refusal
 
     def same_agents(self, judged: bytes | None, now: bytes | None) -> bool:
         return True
 
     def refuse(self, request: Request, why: Why, where: Where) -> NoReturn:
         raise why.exception()
-
-
-_LENIENT = _Lenient()
 
 
 class RobotsTxtMiddleware:
@@ -323,18 +307,15 @@ class RobotsTxtMiddleware:
         self._drops = Drops(
             self._events,
             clock,
-            deliver=lambda request, failure: _compat.scrape_failure(
-                crawler.engine, request, failure
-            ),
+            deliver=lambda *dropped: _compat.scrape_failure(crawler.engine, *dropped),
             signal_dropped=lambda request: crawler.signals.send_catch_log(
                 signals.request_dropped, request=request, spider=crawler.spider
             ),
         )
-        # REP_USER_AGENTS > ROBOTSTXT_USER_AGENT > User-Agent (SPEC C1, C2), decided in one place.
-        tokens = settings_tokens(crawler.settings, crawler)
         self._verdicts = Verdicts(
             crawler,
-            tokens,
+            # REP_USER_AGENTS > ROBOTSTXT_USER_AGENT > User-Agent (SPEC C1, C2), in one place.
+            settings_tokens(crawler.settings, crawler),
             self._events,
             self._drops,
             config.purpose,
@@ -361,14 +342,13 @@ class RobotsTxtMiddleware:
             if config.slot_concurrency
             else None
         )
-        slots = self._slots
 
         def take_queued(wanted: Callable[[Request], bool]) -> list[tuple[Request, Any]]:
             taken = _compat.take_queued(crawler.engine, wanted)
             # Taken out before their download: no request_left_downloader frees their places.
-            return taken if slots is None else slots.taken(taken)
+            return taken if self._slots is None else self._slots.taken(taken)
 
-        components = build_components(
+        self._components = components = build_components(
             clock=clock,
             store=store,
             fetcher_for=fetcher_for,
@@ -381,55 +361,45 @@ class RobotsTxtMiddleware:
             crawl_delay=self._verdicts.crawl_delay_of if config.crawl_delay else None,
             rules_parsed=self._verdicts.rules_parsed,
             drops=self._drops,
-            documents=config.usage_documents,
-            shared=not config.store.url.startswith("memory:"),
             # A probe may take as long as a download.
             probe_timeout=crawler.settings.getfloat("DOWNLOAD_TIMEOUT") + 5,
             judge=self._verdicts,
             apply_delay=self._verdicts.apply_crawl_delay,
-            labels=config.purpose.labels,
             slots=self._slots,
-            count_response=lambda request, response: _compat.count_response(
-                crawler, request, response
-            ),
+            count_response=partial(_compat.count_response, crawler),
             take_queued=take_queued,
             engine=lambda: crawler.engine,
         )
-        self._components = components
         self._resolver, self._room = components.resolver, components.room
-        self._concurrent_requests = crawler.settings.getint("CONCURRENT_REQUESTS")
         self._admission = components.admission
-        self._keys = components.admission.keys
-        # SPEC H: origins whose pages said "slow down"; the gates read the dict of paused ones.
-        self._pause_on = config.pause
+        # SPEC H: origins whose pages said "slow down".
         self._pauses = components.pauses
-        self._page_answers = components.page_answers
         # The guard, built next, is built with its last look and the page answers.
-        serve(crawler, self._room.last_look, self._page_answers if config.pause else None)
+        serve(crawler, self._room.last_look, components.page_answers if config.pause else None)
         # Scrapy's own dupefilter, when it is the scheduler's (set when the spider opens).
         self._dupefilter_seen: tuple[Callable[[Request], Any], Collection[Any]] | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RobotsTxtMiddleware:
         warn_unknown_settings(crawler)
-        settings = crawler.settings
-        if not settings.getbool("ROBOTSTXT_OBEY"):
+        if not crawler.settings.getbool("ROBOTSTXT_OBEY"):
             # No message, as Scrapy's own middleware: Scrapy logs "Disabled …" at WARNING for a
             # NotConfigured with one, on every run of a project that does not obey robots.txt.
             raise NotConfigured
         with refused_at_startup(crawler):
-            check_wiring(settings, cls)
-            config = MiddlewareSettings.from_settings(settings)
+            check_wiring(crawler.settings, cls)
+            config = MiddlewareSettings.from_settings(crawler.settings)
             store = open_configured(config.store)
         middleware = cls(crawler, config, store)
         crawler.signals.connect(middleware._on_scheduled, signal=signals.request_scheduled)
-        crawler.signals.connect(middleware._on_dropped, signal=signals.request_dropped)
+        # The scheduler refused an origin's first request (a duplicate): its claim is let go.
+        crawler.signals.connect(middleware._admission.claim_over, signal=signals.request_dropped)
         crawler.signals.connect(middleware._on_idle, signal=signals.spider_idle)
         crawler.signals.connect(middleware._on_opened, signal=signals.spider_opened)
         crawler.signals.connect(middleware._on_closed, signal=signals.spider_closed)
         if config.pause:
             crawler.signals.connect(
-                middleware._page_answers.downloaded, signal=signals.response_downloaded
+                middleware._components.page_answers.downloaded, signal=signals.response_downloaded
             )
         if middleware._slots is not None:
             crawler.signals.connect(middleware._slots.left, signal=signals.request_left_downloader)
@@ -439,17 +409,14 @@ class RobotsTxtMiddleware:
 
     def _on_scheduled(self, request: Request, spider: Spider | None = None) -> None:
         """The gate, before the scheduler: what the admission answers (drop, hold or go)."""
-        meta = request.meta
-        if meta.get("dont_obey_robotstxt"):
+        if request.meta.get("dont_obey_robotstxt"):
             return
         # This signal comes before the dupefilter: a request it will drop as a duplicate of
         # one that passed needs no judging (its fingerprint is the dupefilter's, cached).
         seen = self._dupefilter_seen
-        if seen is not None and seen[1] and not request.dont_filter:
-            if seen[0](request) in seen[1]:
-                return
-        origin = self._admission.origin(request)
-        if origin is None:
+        if seen is not None and seen[1] and not request.dont_filter and seen[0](request) in seen[1]:
+            return
+        if (origin := self._admission.origin(request)) is None:
             return
         decision = self._admission.decide(request, origin, self._clock.seconds(), "gate")
         if decision is GO:
@@ -479,8 +446,7 @@ class RobotsTxtMiddleware:
         if request.meta.get("dont_obey_robotstxt"):
             return None
         parts = urlparse_cached(request)
-        origin = self._keys.origin(parts)
-        if origin is None:
+        if (origin := self._admission.keys.origin(parts)) is None:
             return None
         if request.url.endswith("/robots.txt") and parts.path == "/robots.txt" and not parts.query:
             return self._room.robots_copy(origin, request)
@@ -504,14 +470,10 @@ class RobotsTxtMiddleware:
         gate (OffsiteMiddleware on Scrapy >= 2.13, say): its claim is let go."""
         self._admission.claim_over(request)
 
-    def _on_dropped(self, request: Request, spider: Spider | None = None) -> None:
-        """The scheduler refused an origin's first request (a duplicate): its claim is let go."""
-        self._admission.claim_over(request)
-
     def intake_room(self) -> Deferred[None] | None:
         """For ``StartIntakeMiddleware``: None when a start request may be taken now, else a
         Deferred fired when it may (fewer than CONCURRENT_REQUESTS origins being resolved)."""
-        return self._resolver.room(self._concurrent_requests)
+        return self._resolver.room(self.crawler.settings.getint("CONCURRENT_REQUESTS"))
 
     def documents(
         self, url: str, labels: Sequence[str]
@@ -558,11 +520,9 @@ class RobotsTxtMiddleware:
         if origin is None:
             return None
         report = await maybe_deferred_to_future(self._resolver.report(origin, request))
-        if report.robots is not None:
-            return self._verdicts.parser(report.robots)
-        if report.outcome == "unreachable":
-            return self._verdicts.parser(_DISALLOW_ALL)
-        return None
+        if report.robots is None and report.outcome != "unreachable":
+            return None
+        return self._verdicts.parser(_DISALLOW_ALL if report.robots is None else report.robots)
 
     def pause_of(self, url: str) -> Deferred[StoredPause | None]:
         """The pause the store keeps for ``url``'s origin (SPEC H; the explain command), or
@@ -570,11 +530,7 @@ class RobotsTxtMiddleware:
         origin = url_origin(url)
         if origin is None:
             return succeed(None)
-
-        def found(read: tuple[int, dict[str, StoredPause]]) -> StoredPause | None:
-            return read[1].get(origin)
-
-        pauses = maybeDeferred(self._store.pauses).addCallback(found)
+        pauses = maybeDeferred(self._store.pauses).addCallback(lambda read: read[1].get(origin))
         return pauses.addErrback(lambda failure: None)
 
     def judged(self, request: Request) -> tuple[OriginState[RobotsTxt], Known] | None:
@@ -599,12 +555,7 @@ class RobotsTxtMiddleware:
         self._room.give_up()
         # pending_elsewhere: another fleet process holds requests that come here if it dies.
         # drops.pending: errbacks of dropped requests not delivered yet (the give-up above).
-        if (
-            self._drops.pending()
-            or self._room.busy()
-            or self._components.busy()
-            or self._room.pending_elsewhere()
-        ):
+        if self._drops.pending() or self._components.busy() or self._room.pending_elsewhere():
             raise DontCloseSpider
 
     async def _on_opened(self, spider: Spider) -> None:
@@ -624,7 +575,7 @@ class RobotsTxtMiddleware:
         dupefilter = _compat.dupefilter(self.crawler.engine)
         self._room.open(held, seen=getattr(dupefilter, "request_seen", None))
         self._dupefilter_seen = _compat.dupefilter_seen(self.crawler.engine)
-        if self._pause_on:
+        if self._config.pause:
             # The engine awaits this handler: the first request waits for the pauses the store
             # keeps.
             await maybe_deferred_to_future(self._pauses.open())

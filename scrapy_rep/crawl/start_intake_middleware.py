@@ -25,7 +25,7 @@ On Scrapy 2.11 and 2.12 it marks start requests with ``meta["is_start_request"]`
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
@@ -81,18 +81,13 @@ class StartIntakeMiddleware:
         middleware = running_middleware(self.crawler)
         if middleware is None:
             return None
-        waiter = middleware.intake_room()
-        if waiter is not None:
+        if (waiter := middleware.intake_room()) is not None:
             return waiter
         engine = self.crawler.engine
         # A crawl asked to close backs out for good: Scrapy decides what becomes of the rest.
         if engine is None or _compat.close_requested(engine) or not engine.needs_backout():
             return None
-        return self._backing_out()
-
-    def _backing_out(self) -> Deferred[None]:
-        waiter: Deferred[None] = Deferred()
-        self._backout_waiter = waiter
+        self._backout_waiter = waiter = Deferred()
         if not self._connected:
             self._connected = True
             for signal in _WAKE_SIGNALS:
@@ -107,8 +102,7 @@ class StartIntakeMiddleware:
         # walks the live list of receivers, and removing one would skip the next.
         from twisted.internet import reactor
 
-        clock: Any = reactor
-        clock.callLater(0, self._disconnect)
+        cast(Any, reactor).callLater(0, self._disconnect)
         if not waiter.called:  # cancelled when the engine stops while it waits
             waiter.callback(None)
 
