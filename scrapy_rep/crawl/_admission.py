@@ -314,10 +314,8 @@ class Admission:
         token = self.token(state, known)
         # One comparison while nothing it was judged by changed (the token is made once per
         # combination of states, and this request was given it here).
-        if given is not token:
-            why = self._refused(state, request, known)
-            if why is not None:
-                return Drop(why)
+        if given is not token and (why := self._refused(state, request, known)) is not None:
+            return Drop(why)
         if self._paused and self.paused(origin, request, now):
             return self._wait_pause
         if given is not token:
@@ -369,9 +367,7 @@ class Admission:
         """Drop ``request`` before download, as the admission answered (``Drop``)."""
         self._judge.refuse(request, why, "before_download")
 
-    def copy_of(
-        self, request: Request, origin: str, now: float
-    ) -> OriginState[RobotsTxt] | Wait | Drop:
+    def copy_of(self, request: Request, origin: str, now: float) -> _State | Wait | Drop:
         """For a spider's own request for ``origin``'s robots.txt, answered from the crawl's
         copy (no pause or usage document matters: the site is not asked): the state to answer
         from, with the origin's Crawl-delay on the request's slot should it go to the server
@@ -381,8 +377,7 @@ class Admission:
         state = self._resolver.state(origin, now, request)
         if state is None or state.serving.kind == "hold":
             return self._wait_robots
-        why = self._refused(state, request, ())
-        if why is not None:
+        if (why := self._refused(state, request, ())) is not None:
             return Drop(why)
         if state.crawl_delay is not None:
             self._apply_delay(request, state.crawl_delay)
@@ -521,9 +516,8 @@ class Admission:
         robots.txt fetch in flight that began while one still had time to wait is waited for:
         it may answer, and dropping it first would leave the crawl to wait for that fetch
         with nothing to do (the engine closes only once it is over)."""
-        deadline = now - self._timeout
         started = self._resolver.fetch_started(origin)
-        return deadline if started is None else min(deadline, started - self._timeout)
+        return (now if started is None else min(now, started)) - self._timeout
 
     def timed_out(self, origin: str, waited_for: set[str]) -> tuple[DropReason, str]:
         """Why requests of ``origin`` that waited for ``waited_for`` (``Awaited.name``s) are

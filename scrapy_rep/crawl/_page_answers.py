@@ -127,9 +127,7 @@ class PageAnswers:
         (held there) instead of going out during the pause."""
 
         def mine(queued: Request) -> bool:
-            if exempt(queued):
-                return False
-            origin = self._admission.origin(queued)
+            origin = None if exempt(queued) else self._admission.origin(queued)
             return origin is not None and route(origin, queued) == key
 
         for queued, deferred in self._take_queued(mine):

@@ -144,12 +144,7 @@ class Verdicts:
             self._reported.add(self._fingerprint(request))
 
     def statements(
-        self,
-        state: OriginState[RobotsTxt] | None,
-        request: Request,
-        known: Known,
-        *,
-        allowed: bool | None = None,
+        self, state: _State | None, request: Request, known: Known, *, allowed: bool | None = None
     ) -> list[Statement]:
         """What the sources known before fetching state of ``request``'s URL (SPEC G1):
         ``sources.known_statements`` of robots.txt's rules (none when its origin has no rules)
@@ -166,8 +161,7 @@ class Verdicts:
         before the dupefilter (while its origin's first request waited for robots.txt at the
         final gate) is a duplicate when it reaches the gate."""
         if not request.dont_filter:
-            new = self._reported.add(self._fingerprint(request))
-            if not new and where == "before_schedule":
+            if not self._reported.add(self._fingerprint(request)) and where == "before_schedule":
                 self._drops.duplicate(request)
                 raise IgnoreRequest("Filtered duplicate of a request dropped before scheduling")
         raise self._drops.refuse(request, why, where)
