@@ -440,7 +440,9 @@ class Admission:
         """The token of ``state`` with the usage documents ``known``: made once per
         combination (kept on robots.txt's state), so that comparing is all a current one
         costs."""
-        generation = max([state.generation, *(document.generation for _, document in known)])
+        generation = state.generation
+        for _, document in known:  # a loop: no generator made on every decision
+            generation = max(generation, document.generation)
         kept = state.admitted
         if kept is not None and kept[0] == generation:
             token: Token = kept[1]
@@ -488,8 +490,7 @@ class Admission:
     def judged(self, request: Request) -> tuple[OriginState[RobotsTxt], Known] | None:
         """The states ``request`` was let go with in this process (its token's), or None."""
         given = self._given_for(request)
-        token = None if given is None else given.token
-        return token.judged if isinstance(token, Token) else None
+        return given.token.judged if given is not None and isinstance(given.token, Token) else None
 
     def awaited(self, request: Request, origin: str, now: float) -> Awaited | None:
         """For a held request being released: what it still waits for, or None (send it on:
