@@ -110,7 +110,7 @@ class _Crawl:
         return Request(url)
 
     def gate(self, url: str) -> UsagePrefs:
-        return self.verdicts.usage(self.robots, Request(url), self.known)
+        return usage_of(self.verdicts.statements(self.robots, Request(url), self.known))
 
     def page_level(self, url: str, body: bytes, headers: dict[str, Any]) -> UsagePrefs:
         request = self.admitted(url)

@@ -22,6 +22,7 @@ from twisted.internet import task
 from scrapy_rep.core.policy import Entry, Fetch, Good, Limits, record
 from scrapy_rep.core.purpose import NO_PURPOSE, Purpose, Refusal
 from scrapy_rep.core.robots_file import RobotsTxt
+from scrapy_rep.core.sources import usage_of
 from scrapy_rep.core.tdmrep import TDMREP
 from scrapy_rep.core.tokens import CrawlerTokens
 from scrapy_rep.core.usage import UsagePrefs
@@ -126,7 +127,8 @@ def test_a_declared_purpose_refuses_what_the_usage_lines_refuse() -> None:
     assert dropped.value.reason == "usage"
     assert gate.stat("robotstxt/usage_forbidden/train-ai") == 1
     at_gate(gate.verdicts, _state(), Request(ORIGIN + "/ok"))  # nothing refuses it
-    assert gate.verdicts.usage(_state(), Request(ORIGIN + "/private/x"))["train-ai"] is None
+    statements = gate.verdicts.statements(_state(), Request(ORIGIN + "/private/x"), ())
+    assert usage_of(statements)["train-ai"] is None
 
 
 def _tdmrep(body: bytes) -> Known:

@@ -29,8 +29,7 @@ of those states and their content ids) is also written into its meta, where it o
 gate let this go": a request that carries one it was not given here (restored from JOBDIR,
 queued by another process of a fleet, a copy of another request's meta) is judged again,
 counted (``robotstxt/rejudged``). So is one whose URL or User-Agent tokens changed since
-(``inputs_changed``, the guard's last look: a downloader middleware that set another
-User-Agent).
+(``again``, the guard's last look: a downloader middleware that set another User-Agent).
 """
 
 from __future__ import annotations
@@ -38,6 +37,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from typing import TYPE_CHECKING, Any, Literal, NoReturn, Protocol, TypeAlias
 
 from scrapy.utils.httpobj import urlparse_cached
@@ -108,8 +108,7 @@ def seen_mark(request: Request) -> str:
 class Awaited(Protocol):
     """What held requests may wait for: a document's resolver, or the pauses."""
 
-    @property
-    def name(self) -> str: ...
+    name: str
 
     def wait(self, origin: str, trigger: Request | None) -> Deferred[Any]: ...
 
@@ -138,29 +137,22 @@ class _Given(weakref.ref["Request"]):
     url: str
     agent: bytes | None
 
-    def same_url(self, request: Request) -> bool:
-        url = self.url
-        return url is request.url or url == request.url
 
+class _Answer(Enum):
+    """The answers that carry nothing but themselves."""
 
-class _Go:
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "GO"
-
-
-class _First:
-    __slots__ = ()
+    #: Go now.
+    GO = "GO"
+    #: An unknown origin's first request: on to the scheduler unresolved (the gate only).
+    FIRST = "FIRST"
+    #: An unknown origin's first request at the final gate: resolve robots.txt there and wait.
+    RESOLVE = "RESOLVE"
 
     def __repr__(self) -> str:
-        return "FIRST"
+        return self.value
 
 
-#: Go now.
-GO = _Go()
-#: An unknown origin's first request: on to the scheduler unresolved (the gate only).
-FIRST = _First()
+GO, FIRST, RESOLVE = _Answer.GO, _Answer.FIRST, _Answer.RESOLVE
 #: The token of a request let through as its origin's first (never a ``Token``).
 _FIRST_TOKEN = "first"
 
@@ -185,23 +177,12 @@ class _NoPlace:
 NO_PLACE = _NoPlace()
 
 
-class _Resolve:
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "RESOLVE"
-
-
-#: An unknown origin's first request at the final gate: resolve robots.txt there and wait.
-RESOLVE = _Resolve()
-
-
 @dataclass(frozen=True)
 class Drop:
     why: Why
 
 
-Decision = _Go | _First | _Resolve | Wait | Drop
+Decision = _Answer | Wait | Drop
 
 
 @dataclass(frozen=True)
@@ -273,11 +254,7 @@ class Admission:
         # with it). One allocation per request let go.
         given: dict[weakref.ref[Request], _Given] = {}
         self._given = given
-
-        def forget(ref: weakref.ref[Request]) -> None:
-            given.pop(ref, None)
-
-        self._forget = forget
+        self._forget = lambda ref: given.pop(ref, None)
         # Requests counted as judged again (``REJUDGED``), so that each counts once.
         self._rejudged: weakref.WeakSet[Request] = weakref.WeakSet()
 
@@ -291,9 +268,20 @@ class Admission:
             self._closed_out.discard(request)
             return self._no_place
         meta = request.meta
-        given = meta.get(ADMITTED)
-        if given is not None:
-            given = self._given_to(request, at)
+        given: Token | str | None = None
+        if meta.get(ADMITTED) is not None:
+            # The verdict given to it in this process, while its URL is the one judged; else it
+            # is judged again. At the gate (a request entering) the token it carries is dropped;
+            # before download it still says the request came from a scheduler (``send_back``),
+            # and it is counted once as judged again.
+            bound = self._given_for(request)
+            if bound is not None and bound.url == request.url:
+                given = bound.token
+            elif at == "gate":
+                del meta[ADMITTED]
+            elif request not in self._rejudged:
+                self._rejudged.add(request)
+                self._events.count(REJUDGED)
         first = given is _FIRST_TOKEN
         if first and at == "download":
             self._unclaim(request, origin)
@@ -313,53 +301,29 @@ class Admission:
                 del meta[ADMITTED]
                 return RESOLVE
             return self._wait_robots
-        known: Known = ()
-        token: Token | None
-        if self._needed:
-            found: list[tuple[UsageDocument, OriginState[Any]]] = []
-            for source in self._needed:
-                document = source.resolver.state(origin, now, request)
-                if document is None:
-                    return self._undecided(state, request, found, source.resolver)
-                found.append((source.document, document))
-            known = found
-            token = self.token(state, known)
-        else:
-            # The hot path: the token of robots.txt's state alone, made once.
-            kept = state.admitted
-            token = kept[1] if kept is not None and kept[0] == state.generation else None
-            if token is None:
-                token = self.token(state, known)
+        known: list[tuple[UsageDocument, OriginState[Any]]] = []
+        for source in self._needed:
+            document = source.resolver.state(origin, now, request)
+            if document is None:
+                # Not known yet: drop now if that is certain, else wait for it.
+                why = self._judge.refusal(state, request) or self._judge.certain_refusal(
+                    state, request, known
+                )
+                return Drop(why) if why is not None else self._wait_document[source.resolver]
+            known.append((source.document, document))
+        token = self.token(state, known)
         # One comparison while nothing it was judged by changed (the token is made once per
         # combination of states, and this request was given it here).
-        if given is not token:
-            why = self._refused(state, request, known)
-            if why is not None:
-                return Drop(why)
+        if given is not token and (why := self._refused(state, request, known)) is not None:
+            return Drop(why)
         if self._paused and self.paused(origin, request, now):
             return self._wait_pause
         if given is not token:
-            assert token is not None
             meta[ADMITTED] = token
             self._bind(request, token)
         if at == "download" and state.crawl_delay is not None:
             self._apply_delay(request, state.crawl_delay)
         return GO
-
-    def _given_to(self, request: Request, at: Point) -> Token | str | None:
-        """The verdict given to ``request`` (which carries a token) in this process, while its
-        URL is the one judged; else None: it is judged again. At the gate (a request entering)
-        the token it carries is dropped; before download it still says the request came from
-        a scheduler (``send_back``), and it is counted once as judged again."""
-        given = self._given_for(request)
-        if given is not None and given.same_url(request):
-            return given.token
-        if at == "gate":
-            del request.meta[ADMITTED]
-        elif request not in self._rejudged:
-            self._rejudged.add(request)
-            self._events.count(REJUDGED)
-        return None
 
     def _given_for(self, request: Request) -> _Given | None:
         return self._given.get(weakref.ref(request))
@@ -371,33 +335,24 @@ class Admission:
         self._given.pop(given, None)  # a verdict given to it before (its callback goes too)
         self._given[given] = given
 
-    def _unbind(self, request: Request) -> None:
-        self._given.pop(weakref.ref(request), None)
-
-    def inputs_changed(self, request: Request) -> bool:
-        """The guard's last look, after every other downloader middleware: has ``request``'s
-        URL or the User-Agent tokens it carries changed since its verdict was given (a
-        middleware that rotates User-Agents, say)? It is then no longer bound to it: judge it
-        again (``decide``). A User-Agent filled in from USER_AGENT is no change."""
+    def again(self, request: Request) -> Decision | None:
+        """The guard's last look, after every other downloader middleware: None while
+        ``request``'s verdict holds (or it has none), else the decision for it judged again.
+        It is judged again when its URL or the User-Agent tokens it carries changed since its
+        verdict was given (a middleware that rotates User-Agents, say): it is then no longer
+        bound to it. A User-Agent filled in from USER_AGENT is no change."""
         given = self._given_for(request)
         if given is None or given.token is _FIRST_TOKEN:
-            return False
+            return None
         agent = user_agent(request)
-        if given.same_url(request) and (
+        if given.url == request.url and (
             agent == given.agent or self._judge.same_agents(given.agent, agent)
         ):
-            return False
-        self._unbind(request)
+            return None
+        self._given.pop(weakref.ref(request), None)
         request.meta.pop(ADMITTED, None)
         self._rejudged.add(request)
         self._events.count(REJUDGED)
-        return True
-
-    def again(self, request: Request) -> Decision | None:
-        """The guard's last look: None while ``request``'s verdict holds (or it has none),
-        else the decision for it judged again (its inputs changed, ``inputs_changed``)."""
-        if not self.inputs_changed(request):
-            return None
         origin = self.origin(request)
         assert origin is not None  # it was judged
         return self.decide(request, origin, self._clock.seconds(), "download")
@@ -408,26 +363,11 @@ class Admission:
             state, request, known
         )
 
-    def _undecided(
-        self,
-        state: OriginState[RobotsTxt],
-        request: Request,
-        known: Known,
-        missing: Resolver[Any],
-    ) -> Decision:
-        """A needed document is not known yet: drop now if that is certain, else wait for it."""
-        why = self._judge.refusal(state, request) or self._judge.certain_refusal(
-            state, request, known
-        )
-        return Drop(why) if why is not None else self._wait_document[missing]
-
     def refuse(self, request: Request, why: Why) -> NoReturn:
         """Drop ``request`` before download, as the admission answered (``Drop``)."""
         self._judge.refuse(request, why, "before_download")
 
-    def copy_of(
-        self, request: Request, origin: str, now: float
-    ) -> OriginState[RobotsTxt] | Wait | Drop:
+    def copy_of(self, request: Request, origin: str, now: float) -> _State | Wait | Drop:
         """For a spider's own request for ``origin``'s robots.txt, answered from the crawl's
         copy (no pause or usage document matters: the site is not asked): the state to answer
         from, with the origin's Crawl-delay on the request's slot should it go to the server
@@ -437,8 +377,7 @@ class Admission:
         state = self._resolver.state(origin, now, request)
         if state is None or state.serving.kind == "hold":
             return self._wait_robots
-        why = self._refused(state, request, ())
-        if why is not None:
+        if (why := self._refused(state, request, ())) is not None:
             return Drop(why)
         if state.crawl_delay is not None:
             self._apply_delay(request, state.crawl_delay)
@@ -447,12 +386,11 @@ class Admission:
     def kept(self, origin: str) -> dict[Resolver[Any], OriginState[Any]]:
         """The states of ``origin`` known here now (robots.txt's, the needed documents'), by
         resolver: to ``restore`` before deciding again after a wait."""
-        kept: dict[Resolver[Any], OriginState[Any]] = {}
-        for resolver in (self._resolver, *self._wait_document):
-            state = resolver.peek(origin)
-            if state is not None:
-                kept[resolver] = state
-        return kept
+        return {
+            resolver: state
+            for resolver in (self._resolver, *self._wait_document)
+            if (state := resolver.peek(origin)) is not None
+        }
 
     def restore(self, kept: dict[Resolver[Any], OriginState[Any]]) -> None:
         """Put ``kept`` states back in their caches where evicted (nothing newer came)."""
@@ -493,7 +431,7 @@ class Admission:
             meta[SEEN_META] = seen_mark(request)
         request.dont_filter = True
         meta.pop(ADMITTED, None)
-        self._unbind(request)
+        self._given.pop(weakref.ref(request), None)
         self._pauses.not_probed(request)
         self._events.count(RESCHEDULED)
         return request
@@ -503,9 +441,8 @@ class Admission:
         combination (kept on robots.txt's state), so that comparing is all a current one
         costs."""
         generation = state.generation
-        for _, document in known:
-            if document.generation > generation:
-                generation = document.generation
+        for _, document in known:  # a loop: no generator made on every decision
+            generation = max(generation, document.generation)
         kept = state.admitted
         if kept is not None and kept[0] == generation:
             token: Token = kept[1]
@@ -527,13 +464,11 @@ class Admission:
         """``request`` was dropped before the final gate (a duplicate, an earlier downloader
         middleware): if it was let through as its origin's first, the claim is released (for
         its own request only: a copy of its meta releases nothing)."""
-        if self.first(request):
-            origin = self.origin(request)
-            if origin is not None:
-                self._unclaim(request, origin)
+        if self.first(request) and (origin := self.origin(request)) is not None:
+            self._unclaim(request, origin)
 
     def _unclaim(self, request: Request, origin: str) -> None:
-        self._unbind(request)
+        self._given.pop(weakref.ref(request), None)
         self._resolver.unclaim(origin)
 
     def from_scheduler(self, request: Request) -> bool:
@@ -547,17 +482,15 @@ class Admission:
         route's pause or for an origin become unreachable. The others wait where they are: an
         ``engine.download`` caller, an origin's first request, one whose origin the LRU
         evicted."""
-        if not self.from_scheduler(request):
-            return False
-        return awaited is self._pauses or (
-            awaited is self._resolver and self._resolver.peek(origin) is not None
+        return self.from_scheduler(request) and (
+            awaited is self._pauses
+            or (awaited is self._resolver and self._resolver.peek(origin) is not None)
         )
 
     def judged(self, request: Request) -> tuple[OriginState[RobotsTxt], Known] | None:
         """The states ``request`` was let go with in this process (its token's), or None."""
         given = self._given_for(request)
-        token = None if given is None else given.token
-        return token.judged if isinstance(token, Token) else None
+        return given.token.judged if given is not None and isinstance(given.token, Token) else None
 
     def awaited(self, request: Request, origin: str, now: float) -> Awaited | None:
         """For a held request being released: what it still waits for, or None (send it on:
@@ -574,8 +507,7 @@ class Admission:
     def given_up(self, origin: str) -> tuple[DropReason, str] | None:
         """Why the crawl may stop waiting for ``origin`` now, with the reason its drops get:
         its robots.txt keeps failing (``gave_up``), or it stays paused (``pause_gave_up``)."""
-        why = self._resolver.given_up(origin)
-        if why is not None:
+        if (why := self._resolver.given_up(origin)) is not None:
             return "gave_up", why
         why = self._pauses.given_up(origin)
         return None if why is None else ("pause_gave_up", why)
@@ -585,9 +517,8 @@ class Admission:
         robots.txt fetch in flight that began while one still had time to wait is waited for:
         it may answer, and dropping it first would leave the crawl to wait for that fetch
         with nothing to do (the engine closes only once it is over)."""
-        deadline = now - self._timeout
         started = self._resolver.fetch_started(origin)
-        return deadline if started is None else min(deadline, started - self._timeout)
+        return (now if started is None else min(now, started)) - self._timeout
 
     def timed_out(self, origin: str, waited_for: set[str]) -> tuple[DropReason, str]:
         """Why requests of ``origin`` that waited for ``waited_for`` (``Awaited.name``s) are

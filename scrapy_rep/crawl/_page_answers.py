@@ -62,29 +62,25 @@ class PageAnswers:
         """A page's answer, as the downloader has it (``response_downloaded``): does it pause
         its route (SPEC H1)? A cached copy never comes here (SPEC H4)."""
         try:
-            self._answer(response, request)
+            status = response.status
+            # The hot path: an answer, and nothing struggling or probing to tell of it.
+            if page_answer(status) == "ok" and self._pauses.quiet(request):
+                return
+            if is_fetch(request) or exempt(request):
+                return
+            if (origin := self._admission.origin(request)) is None:
+                return
+            if proxy_failure(status, header_values(response, b"Proxy-Status")) is not None:
+                # The proxy's (or API's) own 429/503 says nothing of the site (SPEC H4).
+                self._pauses.not_probed(request)
+                return
+            # An HTTP-date Retry-After is read against the wall clock, at once (into a delay).
+            retry_after = parse_retry_after(header_values(response, b"Retry-After"), time.time())
+            if self._pauses.answered(route(origin, request), request, status, retry_after):
+                self._resend.add(request)
         except Exception as exc:
             # A site's answer must never break the crawl's handling of it: once in the log.
             self._events.contained("a page's answer", exc)
-
-    def _answer(self, response: Response, request: Request) -> None:
-        status = response.status
-        # The hot path: an answer, and nothing struggling or probing to tell of it.
-        if page_answer(status) == "ok" and self._pauses.quiet(request):
-            return
-        if is_fetch(request) or exempt(request):
-            return
-        origin = self._admission.origin(request)
-        if origin is None:
-            return
-        if proxy_failure(status, header_values(response, b"Proxy-Status")) is not None:
-            # The proxy's (or API's) own 429/503 says nothing of the site (SPEC H4).
-            self._pauses.not_probed(request)
-            return
-        # An HTTP-date Retry-After is read against the wall clock, at once (into a delay).
-        retry_after = parse_retry_after(header_values(response, b"Retry-After"), time.time())
-        if self._pauses.answered(route(origin, request), request, status, retry_after):
-            self._resend.add(request)
 
     def page_leaving(self, request: Request) -> Request | None:
         """The last look at a page before its download slot (RobotsTxtGuard, after every other
@@ -100,8 +96,14 @@ class PageAnswers:
         if request not in self._resend:
             return response
         self._resend.discard(request)
-        if request.meta.get("dont_retry") or _handles(request, response.status):
-            # The spider asked for this status: it gets it; the route pauses for the others.
+        meta = request.meta
+        if (
+            meta.get("dont_retry")
+            or meta.get("handle_httpstatus_all")
+            or response.status in (meta.get("handle_httpstatus_list") or ())
+        ):
+            # The spider asked for this status (Scrapy's HttpErrorMiddleware keys) or for no
+            # retry: it gets it; the route pauses for the others.
             self._events.count(PAUSE_PASSED)
             return response
         self._events.count(f"{PAUSE_RESENT}/{response.status}")
@@ -125,20 +127,10 @@ class PageAnswers:
         (held there) instead of going out during the pause."""
 
         def mine(queued: Request) -> bool:
-            if exempt(queued):
-                return False
-            origin = self._admission.origin(queued)
+            origin = None if exempt(queued) else self._admission.origin(queued)
             return origin is not None and route(origin, queued) == key
 
         for queued, deferred in self._take_queued(mine):
             self._events.count(f"{PAUSE_RESENT}/queued")
             # Fired on the next turn: not inside the answer being handled now.
             self._clock.callLater(0, deferred.callback, self._admission.send_back(queued))
-
-
-def _handles(request: Request, status: int) -> bool:
-    """Did the spider ask to handle ``status`` itself (Scrapy's HttpErrorMiddleware keys)?"""
-    meta = request.meta
-    if meta.get("handle_httpstatus_all"):
-        return True
-    return status in (meta.get("handle_httpstatus_list") or ())

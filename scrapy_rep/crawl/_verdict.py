@@ -22,7 +22,6 @@ from scrapy_rep.core.purpose import NO_PURPOSE, Purpose
 from scrapy_rep.core.seen import BoundedSet
 from scrapy_rep.core.sources import Statement, UsageDocument, known_statements, usage_of
 from scrapy_rep.core.stats import CRAWL_DELAY_APPLIED
-from scrapy_rep.core.usage import UsagePrefs
 from scrapy_rep.crawl import _compat
 from scrapy_rep.crawl._events import Where, Why
 from scrapy_rep.crawl.robot_parser import RobotParser
@@ -81,32 +80,40 @@ class Verdicts:
     def refusal(self, state: OriginState[RobotsTxt], request: Request) -> Why | None:
         """Why ``state``'s robots.txt drops ``request`` whatever else is known (Disallow, a
         Crawl-delay skipped), or None."""
-        if state.serving.kind == "rules" and not self._allowed(state, request):
-            return self._disallowed(state, request)
+        robots = state.document
+        if state.serving.kind == "rules":
+            assert robots is not None
+            tokens = self._tokens.for_header(user_agent(request))
+            if not robots.allowed(request.url, tokens):
+                return Why(
+                    "disallowed",
+                    "Forbidden by robots.txt",
+                    state.origin,
+                    rule=lambda: _explain(robots, request.url, tokens),
+                )
         if state.crawl_delay == SKIP:
-            return self._too_slow(state)
+            asked = robots.crawl_delay(self._tokens.default) if robots is not None else None
+            return Why(
+                "crawl_delay",
+                f"Crawl-delay {asked:g}s above REP_CRAWL_DELAY_MAX={self._delay_max:g}s",
+                state.origin,
+                rule="REP_CRAWL_DELAY_ABOVE_MAX = 'skip'",
+            )
         return None
 
-    def usage_refusal(self, state: _State, request: Request, known: Known) -> Why | None:
-        """Why the usage preferences known of ``request``'s URL refuse the declared purpose,
-        or None. Asked once ``refusal`` let ``request`` pass: its URL is not matched again."""
-        if not self.purpose.declared:
-            return None
-        return self._usage_why(state, self.usage(state, request, known, allowed=True))
-
-    def certain_refusal(self, state: _State, request: Request, known: Known) -> Why | None:
-        """``usage_refusal`` by the statements no other source can override (those combined
-        most restrictively, SPEC G1: a disallow among them stands whatever a document not known
-        yet says), or None. A label they leave unknown is no refusal yet, strict or not: that
-        document may state it."""
+    def usage_refusal(
+        self, state: _State, request: Request, known: Known, *, pending: bool = False
+    ) -> Why | None:
+        """Why the usage preferences known of ``request``'s URL (the gate's answer, SPEC G2)
+        refuse the declared purpose, or None. Asked once ``refusal`` let ``request`` pass: its
+        URL is not matched again. ``pending``: a document is not known yet
+        (``certain_refusal``)."""
         if not self.purpose.declared:
             return None
         statements = self.statements(state, request, known, allowed=True)
-        certain = usage_of([found for found in statements if found.family is None])
-        return self._usage_why(state, certain, pending=True)
-
-    def _usage_why(self, state: _State, prefs: UsagePrefs, *, pending: bool = False) -> Why | None:
-        refusal = self.purpose.refusal(prefs, pending=pending)
+        if pending:
+            statements = [found for found in statements if found.family is None]
+        refusal = self.purpose.refusal(usage_of(statements), pending=pending)
         if refusal is None:
             return None
         return Why(
@@ -116,6 +123,13 @@ class Verdicts:
             rule=str(refusal),
             label=refusal.label,
         )
+
+    def certain_refusal(self, state: _State, request: Request, known: Known) -> Why | None:
+        """``usage_refusal`` by the statements no other source can override (those combined
+        most restrictively, SPEC G1: a disallow among them stands whatever a document not known
+        yet says), or None. A label they leave unknown is no refusal yet, strict or not: that
+        document may state it."""
+        return self.usage_refusal(state, request, known, pending=True)
 
     def same_agents(self, judged: bytes | None, now: bytes | None) -> bool:
         """Do the User-Agent headers ``judged`` and ``now`` obey robots.txt as the same tokens
@@ -130,12 +144,7 @@ class Verdicts:
             self._reported.add(self._fingerprint(request))
 
     def statements(
-        self,
-        state: OriginState[RobotsTxt] | None,
-        request: Request,
-        known: Known,
-        *,
-        allowed: bool | None = None,
+        self, state: _State | None, request: Request, known: Known, *, allowed: bool | None = None
     ) -> list[Statement]:
         """What the sources known before fetching state of ``request``'s URL (SPEC G1):
         ``sources.known_statements`` of robots.txt's rules (none when its origin has no rules)
@@ -145,19 +154,6 @@ class Verdicts:
             served(state), request.url, tokens, served_documents(known), allowed=allowed
         )
 
-    def usage(
-        self,
-        state: OriginState[RobotsTxt] | None,
-        request: Request,
-        known: Known = (),
-        *,
-        allowed: bool | None = None,
-    ) -> UsagePrefs:
-        """The usage preferences of ``request``'s URL from the sources known before fetching
-        (the gate's answer, SPEC G2): none for a URL robots.txt disallows (``allowed`` as for
-        ``statements``)."""
-        return usage_of(self.statements(state, request, known, allowed=allowed))
-
     def refuse(self, request: Request, why: Why, where: Where) -> NoReturn:
         """Drop ``request`` (raise). Before scheduling, like the dupefilter this gate runs
         before: a request refused before is not counted, logged or told again, unless it would
@@ -165,20 +161,10 @@ class Verdicts:
         before the dupefilter (while its origin's first request waited for robots.txt at the
         final gate) is a duplicate when it reaches the gate."""
         if not request.dont_filter:
-            if where != "before_schedule":
-                self._reported.add(self._fingerprint(request))
-            elif not self._reported.add(self._fingerprint(request)):
+            if not self._reported.add(self._fingerprint(request)) and where == "before_schedule":
                 self._drops.duplicate(request)
                 raise IgnoreRequest("Filtered duplicate of a request dropped before scheduling")
         raise self._drops.refuse(request, why, where)
-
-    def _disallowed(self, state: OriginState[RobotsTxt], request: Request) -> Why:
-        return Why(
-            "disallowed",
-            "Forbidden by robots.txt",
-            state.origin,
-            rule=lambda: self._explain(state, request),
-        )
 
     def apply_crawl_delay(self, request: Request, delay: float) -> None:
         slot = _compat.downloader_slot(self._crawler.engine, request)
@@ -195,19 +181,6 @@ class Verdicts:
             return asked
         return self._delay_max if self._above_max == "clamp" else SKIP
 
-    def asked_crawl_delay(self, robots: RobotsTxt) -> float | None:
-        """The Crawl-delay ``robots`` asks of this crawler (whether applied or not)."""
-        return robots.crawl_delay(self._tokens.default)
-
-    def _too_slow(self, state: OriginState[RobotsTxt]) -> Why:
-        asked = self.asked_crawl_delay(state.document) if state.document is not None else None
-        return Why(
-            "crawl_delay",
-            f"Crawl-delay {asked:g}s above REP_CRAWL_DELAY_MAX={self._delay_max:g}s",
-            state.origin,
-            rule="REP_CRAWL_DELAY_ABOVE_MAX = 'skip'",
-        )
-
     def rules_parsed(self, state: _State, previous: _State | None, trigger: Request | None) -> None:
         """``state`` installed for its origin: for new rules, say what is done with their
         Crawl-delay and send ``robots_parsed``. As Scrapy's own middleware, async handlers
@@ -217,7 +190,8 @@ class Verdicts:
         robots = state.document
         if robots is None or (previous is not None and previous.document is robots):
             return
-        asked = self.asked_crawl_delay(robots)
+        # The Crawl-delay it asks of this crawler, whether applied or not.
+        asked = robots.crawl_delay(self._tokens.default)
         if asked is not None:
             self._events.crawl_delay(
                 state.origin, asked, state.crawl_delay, on=self._delay_on, most=self._delay_max
@@ -232,28 +206,22 @@ class Verdicts:
         parser.robots = robots
         return parser
 
-    def _allowed(self, state: OriginState[RobotsTxt], request: Request) -> bool:
-        assert state.document is not None
-        return state.document.allowed(request.url, self._tokens.for_header(user_agent(request)))
 
-    def _explain(self, state: OriginState[RobotsTxt], request: Request) -> str:
-        """The rule that disallowed ``request`` and the group used, for log lines."""
-        assert state.document is not None
-        tokens = self._tokens.for_header(user_agent(request))
-        decision = state.document.decide(request.url, tokens)
-        rule = decision.rule
-        if rule is None:
-            return decision.reason
-        verb = "Allow" if rule.allow else "Disallow"
-        return f"{verb}: {rule.pattern} (line {rule.line}); {decision.reason}"
+def _explain(robots: RobotsTxt, url: str, tokens: Sequence[str]) -> str:
+    """The rule of ``robots`` that disallowed ``url`` for ``tokens`` and the group used, for
+    log lines."""
+    decision = robots.decide(url, tokens)
+    rule = decision.rule
+    if rule is None:
+        return decision.reason
+    verb = "Allow" if rule.allow else "Disallow"
+    return f"{verb}: {rule.pattern} (line {rule.line}); {decision.reason}"
 
 
 def served(state: OriginState[Any] | None) -> Any:
     """The parsed document ``state`` serves as rules, or None (no rules: no file, allowed
     after being unreachable; a usage document that could not be read)."""
-    if state is None or state.serving.kind != "rules":
-        return None
-    return state.document
+    return state.document if state is not None and state.serving.kind == "rules" else None
 
 
 def served_documents(known: Known) -> list[tuple[UsageDocument, Any]]:
