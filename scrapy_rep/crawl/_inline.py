@@ -44,24 +44,20 @@ def deliver(coroutine: Coroutine[Any, Any, _T]) -> Deferred[_T]:
     done: Deferred[_T] = Deferred()
     if _taker is not None and not _taker:
         _taker.append((coroutine, done))
-    else:
-        _start(_await(coroutine, done, None))
-    return done
-
-
-def _start(coroutine: Coroutine[Any, Any, None]) -> None:
-    """Run ``coroutine`` in a task of its own: an asyncio task under the asyncio reactor, else
-    a Deferred's (what Scrapy's ``deferred_from_coro`` picks, without its reactor lookup, which
-    would install a reactor where none runs)."""
+        return done
+    # A task of its own: an asyncio task under the asyncio reactor, else a Deferred's (what
+    # Scrapy's deferred_from_coro picks, without its reactor lookup, which would install a
+    # reactor where none runs).
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
-        Deferred.fromCoroutine(coroutine)
+        Deferred.fromCoroutine(_await(coroutine, done, None))
     else:
-        task = loop.create_task(coroutine)
+        task = loop.create_task(_await(coroutine, done, None))
         # The loop keeps only a weak reference to a task.
         _tasks.add(task)
         task.add_done_callback(_tasks.discard)
+    return done
 
 
 @contextmanager
