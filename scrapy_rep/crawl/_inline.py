@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Coroutine, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from twisted.internet.defer import Deferred
@@ -28,14 +27,9 @@ __all__ = ["Taken", "deliver", "run", "taken"]
 _T = TypeVar("_T")
 
 
-@dataclass
-class _Pending:
-    coroutine: Coroutine[Any, Any, Any]
-    done: Deferred[Any]
-
-
-#: Downloads taken by a caller (``taken``), run by it (``run``).
-Taken = list[_Pending]
+#: Downloads taken by a caller (``taken``), run by it (``run``): each a coroutine and the
+#: Deferred its outcome fires.
+Taken = list[tuple[Coroutine[Any, Any, Any], Deferred[Any]]]
 
 #: Set while a caller takes the next download started (a synchronous stretch: no other task
 #: runs meanwhile).
@@ -49,25 +43,21 @@ def deliver(coroutine: Coroutine[Any, Any, _T]) -> Deferred[_T]:
     a download now (the first one only), else awaited in a task of its own."""
     done: Deferred[_T] = Deferred()
     if _taker is not None and not _taker:
-        _taker.append(_Pending(coroutine, done))
-    else:
-        _start(_await(coroutine, done, None))
-    return done
-
-
-def _start(coroutine: Coroutine[Any, Any, None]) -> None:
-    """Run ``coroutine`` in a task of its own: an asyncio task under the asyncio reactor, else
-    a Deferred's (what Scrapy's ``deferred_from_coro`` picks, without its reactor lookup, which
-    would install a reactor where none runs)."""
+        _taker.append((coroutine, done))
+        return done
+    # A task of its own: an asyncio task under the asyncio reactor, else a Deferred's (what
+    # Scrapy's deferred_from_coro picks, without its reactor lookup, which would install a
+    # reactor where none runs).
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
-        Deferred.fromCoroutine(coroutine)
+        Deferred.fromCoroutine(_await(coroutine, done, None))
     else:
-        task = loop.create_task(coroutine)
+        task = loop.create_task(_await(coroutine, done, None))
         # The loop keeps only a weak reference to a task.
         _tasks.add(task)
         task.add_done_callback(_tasks.discard)
+    return done
 
 
 @contextmanager
@@ -86,8 +76,7 @@ async def run(mine: Taken) -> None:
     """Await the downloads ``mine`` took in this task, and any one their Deferreds' callbacks
     start in turn (a redirect's next hop)."""
     while mine:
-        pending = mine.pop()
-        await _await(pending.coroutine, pending.done, mine)
+        await _await(*mine.pop(), mine)
 
 
 async def _await(
@@ -96,19 +85,15 @@ async def _await(
     """Await ``coroutine`` and fire ``done`` from here; a download started by ``done``'s
     callbacks goes to ``mine`` (None: a task of its own)."""
     global _taker
-    failure: Failure | None = None
     try:
-        result = await coroutine
+        result: _T | Failure = await coroutine
     except BaseException:
-        failure = Failure()  # type: ignore[no-untyped-call]
+        result = Failure()  # type: ignore[no-untyped-call]
     previous, _taker = _taker, mine
     try:
-        if failure is None:
-            done.callback(result)
-        else:
-            done.errback(failure)
+        done.callback(result)  # a Failure goes to the errbacks, as with errback()
     finally:
         _taker = previous
-    if failure is not None and mine is not None and not isinstance(failure.value, Exception):
+    if isinstance(result, Failure) and mine is not None and not isinstance(result.value, Exception):
         # A cancelled caller stays cancelled (the download's Deferred has its failure).
-        failure.raiseException()
+        result.raiseException()

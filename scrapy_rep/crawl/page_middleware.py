@@ -31,7 +31,10 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Sequence
+from contextlib import suppress
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
@@ -130,19 +133,18 @@ class PageRobotsMiddleware:
         # its requests would hand this page's rules to the next one.
         meta = response.meta
         if meta.get("dont_obey_robotstxt"):
-            # Not judged: what the meta has of these keys is a copy of another page's.
-            _unmark(meta)
+            # Not judged: what its meta (its request's) has of these keys is a copy of another
+            # page's.
+            _unmarked(response.request)
             self._judged[response] = None
             return None
         request = response.request
         tokens = self._tokens.for_header(user_agent(request) if request is not None else None)
-        html = _html(response)
         # unavailable_after is a calendar date: read against the wall clock (the page level is
         # given no clock).
-        rules = _rules_from(response, html, tokens, datetime.now(timezone.utc))
+        rules = response_rules(response, tokens, datetime.now(timezone.utc))
         meta[META_KEY] = self._judged[response] = rules
-        usage = self._usage_of(response, html, rules, tokens)
-        meta[USAGE_KEY] = self._usage[response] = usage
+        meta[USAGE_KEY] = self._usage[response] = self._usage_of(response, rules, tokens)
         if rules.nofollow:
             self._stats.inc_value(PAGE_NOFOLLOW)
         if rules.noindex:
@@ -151,8 +153,7 @@ class PageRobotsMiddleware:
 
     def usage(self, response: Response) -> UsagePrefs | None:
         """The response's combined usage preferences; None when it is not judged."""
-        if self.rules(response) is None:
-            return None
+        self.rules(response)  # judged first (once): only a judged response has usage
         return self._usage.get(response)
 
     def _robots_middleware(self) -> RobotsTxtMiddleware | None:
@@ -160,23 +161,19 @@ class PageRobotsMiddleware:
             self._robots = running_middleware(self.crawler)
         return self._robots
 
-    def _usage_of(
-        self, response: Response, html: _Html, rules: PageRules, tokens: Sequence[str]
-    ) -> UsagePrefs:
+    def _usage_of(self, response: Response, rules: PageRules, tokens: Sequence[str]) -> UsagePrefs:
         """SPEC G3: the page's own statements with those the gate knew (SPEC G1): of the
         documents the request was let go with (its admission token's, whatever the LRU
         evicted since; none for a request it did not judge). The gate found its URL allowed
         by that robots.txt for these tokens (the token is bound to both): not matched again."""
         request = response.request
-        known: list[Statement] = []
         robots = self._robots_middleware()
-        decided = robots.judged(request) if request is not None and robots is not None else None
-        if request is not None and decided is not None:
+        known: list[Statement] = []
+        if request is not None and robots is not None and (decided := robots.judged(request)):
             state, documents = decided
-            robots, used = served(state), served_documents(documents)
-            known = known_statements(robots, request.url, tokens, used, allowed=True)
-        own = _statements_from(response, html, rules, tokens)
-        return usage_of([*known, *own])
+            robots_txt, used = served(state), served_documents(documents)
+            known = known_statements(robots_txt, request.url, tokens, used, allowed=True)
+        return usage_of([*known, *response_statements(response, rules, tokens)])
 
     # -- spider middleware hooks -----------------------------------------------
 
@@ -187,47 +184,52 @@ class PageRobotsMiddleware:
         self, response: Response, result: Iterable[Any], spider: Spider | None = None
     ) -> Iterator[Any]:
         page = self._page(response)
-        if page is None:
-            for output in result:
-                yield _unmarked(output)
-            return
         try:
             for output in result:
-                if page.keep(output):
-                    yield page.marked(output)
+                if page is None:
+                    yield _unmarked(output)
+                elif page.keep(output):
+                    yield output
         finally:
-            page.close()
+            if page is not None:
+                page.close()
 
     async def process_spider_output_async(
         self, response: Response, result: AsyncIterable[Any], spider: Spider | None = None
     ) -> AsyncIterator[Any]:
         page = self._page(response)
-        if page is None:
-            async for output in result:
-                yield _unmarked(output)
-            return
         try:
             async for output in result:
-                if page.keep(output):
-                    yield page.marked(output)
+                if page is None:
+                    yield _unmarked(output)
+                elif page.keep(output):
+                    yield output
         finally:
-            page.close()
+            if page is not None:
+                page.close()
 
     def _page(self, response: Response) -> _Page | None:
+        """The response's output filter; None when it passes as it is (apart from ``_unmarked``)."""
         rules = self.rules(response)
         if rules is None:
             return None
-        refusal = None
-        if self.config.purpose.declared:
-            refusal = self.config.purpose.refusal(self._usage[response])
-            if refusal is not None:
-                self._stats.inc_value(PAGE_USAGE_REFUSED)
+        purpose = self.config.purpose
+        refusal = purpose.refusal(self._usage[response]) if purpose.declared else None
+        if refusal is not None:
+            self._stats.inc_value(PAGE_USAGE_REFUSED)
         if not (rules.nofollow or rules.noindex or self.config.rel_nofollow or refusal):
             return None
         return _Page(self, response, rules, refusal)
 
-    def _cannot_mark(self, item: Any, field: str, settings: str) -> None:
-        """An item cannot be marked; the first of its type is warned about."""
+    def _mark(self, item: Any, field: str, value: object, stat: str, settings: str) -> None:
+        """Set ``item``'s ``field`` to ``value``; an item that cannot be marked is counted, and
+        the first of its type is warned about."""
+        if ItemAdapter.is_item(item):
+            # These errors: it cannot be marked (no such field, a frozen dataclass…).
+            with suppress(KeyError, AttributeError, TypeError):
+                ItemAdapter(item)[field] = value
+                self._stats.inc_value(stat)
+                return
         kind = type(item)
         self._stats.inc_value(PAGE_ITEMS_UNMARKED)
         if (kind, field) not in self._unmarkable:
@@ -241,87 +243,67 @@ class PageRobotsMiddleware:
             )
 
 
+@dataclass
 class _Page:
     """One response's output going through the page rules."""
 
-    def __init__(
-        self,
-        middleware: PageRobotsMiddleware,
-        response: Response,
-        rules: PageRules,
-        refusal: Refusal | None,
-    ):
-        self.middleware = middleware
-        self.response = response
-        self.rules = rules
-        self.refusal = refusal
-        self.usage_dropped = 0
-        self.config = middleware.config
-        self._rel_nofollow: frozenset[str] | None = None
-        self.items_dropped = 0
-        # The requests filtered (nofollow, rel="nofollow"), by origin: for the drop path's
-        # closing summary.
-        self._nofollow_origins: Counter[str | None] = Counter()
-        self._rel_origins: Counter[str | None] = Counter()
+    middleware: PageRobotsMiddleware
+    response: Response
+    rules: PageRules
+    refusal: Refusal | None
+    usage_dropped: int = 0
+    items_dropped: int = 0
+    # The requests filtered (nofollow, rel="nofollow"), by origin: for the drop path's
+    # closing summary.
+    nofollow_origins: Counter[str | None] = field(default_factory=Counter)
+    rel_origins: Counter[str | None] = field(default_factory=Counter)
 
     def keep(self, output: Any) -> bool:
+        """Whether ``output`` goes on; a kept item from a noindex page, or one whose use the page
+        refuses, gets its mark on the way (SPEC D7, G3)."""
+        config = self.middleware.config
         if isinstance(output, Request):
             _unmarked(output)
             if output.meta.get("dont_obey_robotstxt"):
                 return True
             if self.rules.nofollow:
                 # SPEC D6: nofollow = follow none of the page's links.
-                self._nofollow_origins[origin_from_parts(urlparse_cached(output))] += 1
+                self.nofollow_origins[origin_from_parts(urlparse_cached(output))] += 1
                 return False
-            if self.config.rel_nofollow and self._is_rel_nofollow(output.url):
-                self._rel_origins[origin_from_parts(urlparse_cached(output))] += 1
+            if config.rel_nofollow and self._is_rel_nofollow(output.url):
+                self.rel_origins[origin_from_parts(urlparse_cached(output))] += 1
                 return False
             return True
-        if self.refusal is not None and self.config.usage_items == "drop":
+        if self.refusal is not None and config.usage_items == "drop":
             self.usage_dropped += 1
             return False
-        if self.rules.noindex and self.config.noindex == "drop":
+        if self.rules.noindex and config.noindex == "drop":
             self.items_dropped += 1
             return False
+        mark = self.middleware._mark
+        if self.rules.noindex:
+            hint = "REP_PAGE_NOINDEX_FIELD to one they have, or REP_PAGE_NOINDEX = 'drop'"
+            mark(output, config.noindex_field, True, PAGE_ITEMS_MARKED, hint)
+        if self.refusal is not None:
+            hint = "REP_USAGE_FIELD to one they have, or REP_USAGE_ITEMS = 'drop'"
+            mark(output, config.usage_field, str(self.refusal), PAGE_ITEMS_USAGE_MARKED, hint)
         return True
 
-    def marked(self, output: Any) -> Any:
-        """An item from a noindex page, or one whose use the page refuses, with its mark
-        (SPEC D7, G3); anything else unchanged."""
-        if isinstance(output, Request):
-            return output
-        if self.rules.noindex:
-            self._mark(
-                output,
-                self.config.noindex_field,
-                True,
-                PAGE_ITEMS_MARKED,
-                "REP_PAGE_NOINDEX_FIELD to one they have, or REP_PAGE_NOINDEX = 'drop'",
-            )
-        if self.refusal is not None:
-            self._mark(
-                output,
-                self.config.usage_field,
-                str(self.refusal),
-                PAGE_ITEMS_USAGE_MARKED,
-                "REP_USAGE_FIELD to one they have, or REP_USAGE_ITEMS = 'drop'",
-            )
-        return output
-
-    def _mark(self, output: Any, field: str, value: object, stat: str, settings: str) -> None:
-        if not ItemAdapter.is_item(output):
-            self.middleware._cannot_mark(output, field, settings)
-            return
-        try:
-            ItemAdapter(output)[field] = value
-        except (KeyError, AttributeError, TypeError):  # no such field, a frozen dataclass…
-            self.middleware._cannot_mark(output, field, settings)
-        else:
-            self.middleware._stats.inc_value(stat)
+    @cached_property
+    def _rel_nofollow(self) -> frozenset[str]:
+        """Canonical URLs of the page's ``rel="nofollow"`` links (a hint, SPEC D6); HTML only."""
+        response = self.response
+        if not isinstance(response, HtmlResponse):
+            return frozenset()
+        # The callback has usually parsed the page already: the selector is cached.
+        links = response.xpath("//a[@rel][@href]|//area[@rel][@href]")
+        return frozenset(
+            canonicalize_url(response.urljoin(link.attrib["href"].strip()))
+            for link in links
+            if "nofollow" in (link.attrib.get("rel") or "").lower().split()
+        )
 
     def _is_rel_nofollow(self, url: str) -> bool:
-        if self._rel_nofollow is None:
-            self._rel_nofollow = _rel_nofollow_urls(self.response)
         return bool(self._rel_nofollow) and canonicalize_url(url) in self._rel_nofollow
 
     def close(self) -> None:
@@ -330,13 +312,13 @@ class _Page:
         why = _Directives(self.rules)
         for count, stat, message, detail in (
             (
-                self._nofollow_origins.total(),
+                self.nofollow_origins.total(),
                 PAGE_REQUESTS_NOFOLLOW,
                 "request(s) from %s: the page says nofollow (%s)",
                 why,
             ),
             (
-                self._rel_origins.total(),
+                self.rel_origins.total(),
                 PAGE_REQUESTS_REL_NOFOLLOW,
                 "request(s) from %s to rel=nofollow links (%s)",
                 "REP_PAGE_RELNOFOLLOW",
@@ -358,22 +340,17 @@ class _Page:
                 self.middleware._stats.inc_value(stat, count)
                 spider = self.middleware.crawler.spider
                 _logger.debug("Dropped %d " + message, count, url, detail, extra={"spider": spider})
-        if not (self._nofollow_origins or self._rel_origins):
+        if not (self.nofollow_origins or self.rel_origins):
             return
         # Filtered requests are drops too: in the closing summary of the robots.txt
         # middleware's drop path (without it, the page level counts and logs them alone).
         robots = self.middleware._robots_middleware()
         if robots is None:
             return
-        robots.page_filtered(self._nofollow_origins, f"the page {url} says nofollow", "nofollow")
+        robots.page_filtered(self.nofollow_origins, f"the page {url} says nofollow", "nofollow")
         robots.page_filtered(
-            self._rel_origins, f"rel=nofollow links of {url} (REP_PAGE_RELNOFOLLOW)", "rel_nofollow"
+            self.rel_origins, f"rel=nofollow links of {url} (REP_PAGE_RELNOFOLLOW)", "rel_nofollow"
         )
-
-
-def _unmark(meta: dict[str, Any]) -> None:
-    meta.pop(META_KEY, None)
-    meta.pop(USAGE_KEY, None)
 
 
 def _unmarked(output: Any) -> Any:
@@ -381,17 +358,15 @@ def _unmarked(output: Any) -> Any:
     callback that copied ``response.meta`` into it would hand them on as the next page's (to
     an errback, or where the next page is not judged)."""
     if isinstance(output, Request):
-        _unmark(output.meta)
+        output.meta.pop(META_KEY, None)
+        output.meta.pop(USAGE_KEY, None)
     return output
-
-
-#: A response's body and declared encoding when it is HTML (``_html``), else (None, None).
-_Html = tuple[bytes | None, str | None]
 
 
 def response_rules(response: Response, tokens: Sequence[str], now: datetime) -> PageRules:
     """The rules ``response`` sets for a crawler answering to ``tokens``, at ``now``."""
-    return _rules_from(response, _html(response), tokens, now)
+    body, encoding = _html(response)
+    return page_rules(response.headers.getlist(b"X-Robots-Tag"), body, tokens, now, encoding)
 
 
 def response_statements(
@@ -399,50 +374,19 @@ def response_statements(
 ) -> list[Statement]:
     """What ``response`` itself states of its use (SPEC G3), given its page ``rules`` for a
     crawler answering to ``tokens``."""
-    return _statements_from(response, _html(response), rules, tokens)
+    body, encoding = _html(response)
+    image = (response.headers.get(b"Content-Type") or b"").lower().startswith(b"image/")
+    return page_statements(response.headers.getlist, body, encoding, rules, tokens, image=image)
 
 
-def _rules_from(response: Response, html: _Html, tokens: Sequence[str], now: datetime) -> PageRules:
-    body, encoding = html
-    return page_rules(response.headers.getlist(b"X-Robots-Tag"), body, tokens, now, encoding)
-
-
-def _statements_from(
-    response: Response, html: _Html, rules: PageRules, tokens: Sequence[str]
-) -> list[Statement]:
-    body, encoding = html
-    content_type = (response.headers.get(b"Content-Type") or b"").lower()
-    return page_statements(
-        lambda name: response.headers.getlist(name),
-        body,
-        encoding,
-        rules,
-        tokens,
-        image=content_type.startswith(b"image/"),
-    )
-
-
-def _html(response: Response) -> _Html:
+def _html(response: Response) -> tuple[bytes | None, str | None]:
     """The body and its declared encoding, for HTML only: SPEC D1, meta tags are read from
-    HTML; other types have headers. The middleware works it out once per response."""
+    HTML; other types have headers. (None, None) for any other response."""
     if not isinstance(response, HtmlResponse):
         return None, None
     content_type = response.headers.get(b"Content-Type")
     encoding = http_content_type_encoding(content_type.decode("latin-1")) if content_type else None
     return response.body, encoding
-
-
-def _rel_nofollow_urls(response: Response) -> frozenset[str]:
-    """Canonical URLs of the page's ``rel="nofollow"`` links (a hint, SPEC D6); HTML only."""
-    if not isinstance(response, HtmlResponse):
-        return frozenset()
-    urls = set()
-    # The callback has usually parsed the page already: the selector is cached.
-    for link in response.xpath("//a[@rel][@href]|//area[@rel][@href]"):
-        rel = (link.attrib.get("rel") or "").lower().split()
-        if "nofollow" in rel:
-            urls.add(canonicalize_url(response.urljoin(link.attrib["href"].strip())))
-    return frozenset(urls)
 
 
 class _Directives:

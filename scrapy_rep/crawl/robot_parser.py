@@ -15,6 +15,7 @@ library does.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import suppress
 from typing import TYPE_CHECKING
 
 from scrapy.robotstxt import RobotParser as _ScrapyRobotParser
@@ -34,13 +35,11 @@ def _match_url(url: str | bytes) -> str:
         url = url.decode("utf-8", "surrogateescape")
     # Only a URL with a non-ASCII character needs encoding: the common case
     # costs one scan.
-    if url.isascii():
-        return url
-    try:
-        return safe_url_string(url)
-    except (UnicodeError, ValueError):
+    if not url.isascii():
         # Not UTF-8, or not splittable as a URL: Scrapy would refuse it; match as given.
-        return url
+        with suppress(UnicodeError, ValueError):
+            return safe_url_string(url)
+    return url
 
 
 class RobotParser(_ScrapyRobotParser):
@@ -64,9 +63,8 @@ class RobotParser(_ScrapyRobotParser):
 
     @classmethod
     def from_crawler(cls, crawler: Crawler | None, robotstxt_body: bytes) -> RobotParser:
-        if crawler is None:
-            return cls(robotstxt_body)
-        return cls(robotstxt_body, settings_tokens(crawler.settings, crawler))
+        tokens = settings_tokens(crawler.settings, crawler) if crawler is not None else None
+        return cls(robotstxt_body, tokens)
 
     def allowed(self, url: str | bytes, user_agent: str | bytes | None) -> bool:
         return self.robots.allowed(_match_url(url), self._tokens.for_header(user_agent))
