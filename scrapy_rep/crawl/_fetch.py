@@ -79,9 +79,8 @@ class Fetcher:
         self._document = kind.name
         self._names = kind.stats
         self._events = events
-        settings = crawler.settings
-        self._ftp_password = str(settings.get("FTP_PASSWORD") or "guest")
-        download_timeout = settings.getfloat("DOWNLOAD_TIMEOUT")
+        self._ftp_password = str(crawler.settings.get("FTP_PASSWORD") or "guest")
+        download_timeout = crawler.settings.getfloat("DOWNLOAD_TIMEOUT")
         self._timeout = min(timeout, download_timeout) if download_timeout > 0 else timeout
         self._meta_keys = meta_keys
         self._in_flight = 0
@@ -133,20 +132,19 @@ class Fetcher:
                 # The proxy's answer says nothing of the site: unknown, retried (SPEC B2).
                 return Fetch("unreachable", response.status, redirects, error=proxy_error), None
             kind = classify(response.status)
-            if kind == "redirect":
-                if len(redirects) >= MAX_REDIRECTS:
-                    self._events.count(self._names.redirect_limit)
-                    error = f"more than {MAX_REDIRECTS} redirects"
-                    return Fetch("no_robots", response.status, redirects, error=error), None
-                location = response.headers.get(b"Location")
-                target, problem = _redirect_target(response.url, location, schemes)
-                if problem is not None:
-                    return self._refused(start, target, problem, redirects, response.status)
-                url = target
-                redirects += (url,)
-                self._events.count(self._names.redirect_count)
-                continue
-            return self._result(response, kind, redirects)
+            if kind != "redirect":
+                return self._result(response, kind, redirects)
+            if len(redirects) >= MAX_REDIRECTS:
+                self._events.count(self._names.redirect_limit)
+                error = f"more than {MAX_REDIRECTS} redirects"
+                return Fetch("no_robots", response.status, redirects, error=error), None
+            location = response.headers.get(b"Location")
+            target, problem = _redirect_target(response.url, location, schemes)
+            if problem is not None:
+                return self._refused(start, target, problem, redirects, response.status)
+            url = target
+            redirects += (url,)
+            self._events.count(self._names.redirect_count)
 
     def _refused(
         self, url: str, target: str, problem: str, redirects: tuple[str, ...], status: int | None
@@ -163,17 +161,15 @@ class Fetcher:
     def _result(
         self, response: Response, kind: str, redirects: tuple[str, ...]
     ) -> tuple[Fetch, bytes | None]:
+        status = response.status
         if kind == "no_robots":
-            return Fetch("no_robots", response.status, redirects), None
+            return Fetch("no_robots", status, redirects), None
         if kind == "unreachable":
             # An HTTP-date Retry-After is read against the wall clock, at once (into a delay):
             # the fetcher is given no clock, and a date means nothing to a test's task.Clock.
-            retry_after = parse_retry_after(header_values(response, b"Retry-After"), time.time())
-            error = f"HTTP {response.status}"
-            fetch = Fetch(
-                "unreachable", response.status, redirects, error=error, retry_after=retry_after
-            )
-            return fetch, None
+            after = parse_retry_after(header_values(response, b"Retry-After"), time.time())
+            error = f"HTTP {status}"
+            return Fetch("unreachable", status, redirects, error=error, retry_after=after), None
         body, flags = response.body, response.flags
         truncated = (
             "download_stopped" in flags or TRUNCATED_FLAG in flags or len(body) > MAX_BODY_BYTES
@@ -181,7 +177,7 @@ class Fetcher:
         if truncated:
             self._events.count(self._names.truncated)
         cache = (response.headers.get(b"Cache-Control") or b"").decode("latin-1") or None
-        fetch = Fetch("ok", response.status, redirects, truncated=truncated, cache_control=cache)
+        fetch = Fetch("ok", status, redirects, truncated=truncated, cache_control=cache)
         return fetch, body[:MAX_BODY_BYTES]
 
     def _request(self, url: str, via: Request | None) -> Request:
