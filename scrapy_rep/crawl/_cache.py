@@ -32,7 +32,6 @@ __all__ = [
     "OriginKeys",
     "OriginReport",
     "OriginState",
-    "content_id",
     "usage_kind",
 ]
 
@@ -217,7 +216,9 @@ class OriginCache(Generic[D]):
         document = self.parse(entry, body, previous)
         if previous is not None and document is previous.document:
             return self.install(origin, entry, document, now, previous.content)
-        return self.install(origin, entry, document, now, content_id(body))
+        # A short hash naming the copy's bytes (in admission tokens): 16 hex digits of BLAKE2b.
+        content = hashlib.blake2b(body or b"", digest_size=8).hexdigest()
+        return self.install(origin, entry, document, now, content)
 
     def install(
         self,
@@ -237,11 +238,6 @@ class OriginCache(Generic[D]):
         state = OriginState(origin, entry, document, decision, delay, content)
         self._states.put(origin, state)
         return state
-
-
-def content_id(body: bytes | None) -> str:
-    """A short hash naming a copy's bytes (in admission tokens): 16 hex digits of BLAKE2b."""
-    return hashlib.blake2b(body or b"", digest_size=8).hexdigest()
 
 
 class OriginKeys:

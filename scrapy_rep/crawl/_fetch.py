@@ -55,9 +55,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Fetcher", "describe_failure", "header_values"]
 
-#: Like Scrapy's own robots.txt requests: ahead of pages in a download slot.
-_PRIORITY = 1000
-
 
 class Fetcher:
     """Fetches one kind of document (``kind``: where it lives, the prefix of its stats) for
@@ -139,10 +136,9 @@ class Fetcher:
                 error = f"more than {MAX_REDIRECTS} redirects"
                 return Fetch("no_robots", response.status, redirects, error=error), None
             location = response.headers.get(b"Location")
-            target, problem = _redirect_target(response.url, location, schemes)
+            url, problem = _redirect_target(response.url, location, schemes)
             if problem is not None:
-                return self._refused(start, target, problem, redirects, response.status)
-            url = target
+                return self._refused(start, url, problem, redirects, response.status)
             redirects += (url,)
             self._events.count(self._names.redirect_count)
 
@@ -205,13 +201,9 @@ class Fetcher:
         )
         if url.startswith("ftp:"):
             meta.update(ftp_user="anonymous", ftp_password=self._ftp_password)
+        # Priority 1000, like Scrapy's own robots.txt requests: ahead of pages in a download slot.
         request = Request(
-            url,
-            priority=_PRIORITY,
-            meta=meta,
-            headers=headers,
-            callback=NO_CALLBACK,
-            dont_filter=True,
+            url, priority=1000, meta=meta, headers=headers, callback=NO_CALLBACK, dont_filter=True
         )
         return mark_fetch(request, self)
 
@@ -274,14 +266,13 @@ _FAILURES = {
     "ResponseDataLossError": "response cut short",
     "DownloadFailedError": "download failed",
 }
-_DNS_FAILURES = {"DNSLookupError", "CannotResolveHostError"}
 
 
 def describe_failure(exc: BaseException) -> str:
     """A download failure as a user reads it: "connection refused", not the exception repr."""
     name = type(exc).__name__
     text = str(exc).strip().rstrip(".")
-    if name in _DNS_FAILURES:
+    if name in ("DNSLookupError", "CannotResolveHostError"):  # Twisted's; Scrapy >= 2.15's
         # The resolver's message names the host: keep it.
         return text if text.startswith("DNS lookup failed") else f"DNS lookup failed: {text}"
     return _FAILURES.get(name) or (f"{name}: {text}" if text else name)

@@ -199,11 +199,8 @@ class Resolver(Generic[D]):
             return succeed(state)
         waiter: Deferred[OriginState[D]] = Deferred(lambda d: withdraw(self._waiters, origin, d))
         self._waiters.setdefault(origin, []).append(waiter)
-        self._decide(origin, now, trigger, waiting=True)
+        self._decide(origin, now, trigger)
         return waiter
-
-    def _wanted(self, origin: str) -> bool:
-        return bool(self._waiters.get(origin))
 
     def given_up(self, origin: str) -> str | None:
         """Why the crawl may stop waiting for ``origin`` (``policy.given_up``), or None.
@@ -228,14 +225,15 @@ class Resolver(Generic[D]):
         """The origin's state if known here; starts a refresh when one is due."""
         state = self._cache.get(origin, now)
         if state is not None and now >= state.serving.refresh_at:
-            self._decide(origin, now, trigger, waiting=False)
+            self._decide(origin, now, trigger)
         return state
 
-    def _decide(self, origin: str, now: float, trigger: Request | None, *, waiting: bool) -> None:
+    def _decide(self, origin: str, now: float, trigger: Request | None) -> None:
         """Fetch robots.txt now, or when? (``report`` and a failed resolution aside.)
 
         Unknown origin, or its ``refresh_at`` passed (copy expired, SPEC B3; backoff or
-        Retry-After over, SPEC B2): fetch now. Otherwise, if requests wait, at ``refresh_at``.
+        Retry-After over, SPEC B2): fetch now. Otherwise at ``refresh_at`` (only requests
+        waiting get here: ``state`` calls it once ``refresh_at`` has passed).
         """
         if self._closing or origin in self._resolving:
             return
@@ -245,7 +243,7 @@ class Resolver(Generic[D]):
         refresh_at = 0.0 if state is None else state.serving.refresh_at
         if now >= refresh_at:
             self._start(origin)
-        elif waiting:
+        else:
             self._schedule_retry(origin, refresh_at - now)
 
     def copy(self, state: OriginState[D], request: Request) -> Deferred[Response | None]:
@@ -317,21 +315,20 @@ class Resolver(Generic[D]):
                 self._events.resolve_failed(self.kind.name, origin, result, first=broken == 1)
             for report in reports:
                 report.errback(result)
-            if self._wanted(origin):
+            if self._waiters.get(origin):
                 # Backs off as failed fetches do (REP_RETRY_DELAY, doubling).
                 self._schedule_retry(origin, retry_delay(broken, None, None, self._limits))
             return
         self._broken.pop(origin, None)
-        state = result
         for report in reports:
-            report.callback(state)
+            report.callback(result)
         if self._closing:
             return
-        if self.serves(state):
+        if self.serves(result):
             for waiter in self._waiters.pop(origin, []):
-                waiter.callback(state)
-        elif self._wanted(origin):
-            self._decide(origin, self._clock.seconds(), None, waiting=True)
+                waiter.callback(result)
+        elif self._waiters.get(origin):
+            self._decide(origin, self._clock.seconds(), None)
 
     def _schedule_retry(self, origin: str, delay: float) -> None:
         if self._closing or origin in self._retries:
@@ -340,7 +337,7 @@ class Resolver(Generic[D]):
 
     def _retry(self, origin: str) -> None:
         self._retries.pop(origin, None)
-        if self._wanted(origin):
+        if self._waiters.get(origin):
             self._start(origin)
 
     @inlineCallbacks
@@ -351,21 +348,18 @@ class Resolver(Generic[D]):
             # The store lost the entry or cannot answer: this process's copy counts.
             entry = known.entry
         now = self._clock.seconds()
-        if (
-            stored is not None
-            and entry is not None
-            and now < serving(entry, now, self._limits).refresh_at
-        ):
+        fresh = entry is not None and now < serving(entry, now, self._limits).refresh_at
+        if stored is not None and fresh:
             return self._install(origin, entry, stored.body, now, from_store=True)
+        # The newest fetch known here: a later one in the store was made by another process.
+        seen = -math.inf if entry is None else entry.fetched_at
         while True:
             leased = yield self._lease(origin)
             # Read again after every lease attempt, taken or not: another process may have
             # stored a newer answer and released its lease between our read and our attempt
             # (double-checked locking), and then fetching again would be a second fetch.
             latest, latest_entry = yield self._load(origin)
-            if latest_entry is not None and (
-                entry is None or latest_entry.fetched_at > entry.fetched_at
-            ):
+            if latest_entry is not None and latest_entry.fetched_at > seen:
                 if leased:
                     yield self._call(self._store.release_lease, origin, self._owner)
                 now = self._clock.seconds()
