@@ -13,7 +13,7 @@ import itertools
 import math
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 from urllib.parse import ParseResult, SplitResult
 
@@ -32,7 +32,6 @@ __all__ = [
     "OriginKeys",
     "OriginReport",
     "OriginState",
-    "content_id",
     "usage_kind",
 ]
 
@@ -114,59 +113,44 @@ class OriginReport:
     the next attempt."""
 
 
+# Every installed state gets a new number: a request the gate allowed under the same state
+# needs no second match in process_request. The high bits name this process, so numbers
+# stored in requests of an earlier run (JOBDIR) are recognised as such.
+_generations = itertools.count((RUN << 32) + 1)
+
+
+# eq=False: a state equals itself only (each installed one is a generation of its own);
+# repr=False: its document may be a large file.
+@dataclass(eq=False, repr=False, slots=True)
 class OriginState(Generic[D]):
     """An origin's entry as the hot path uses it: its document read, with its serving
     decision."""
 
-    __slots__ = (
-        "admitted",
-        "content",
-        "crawl_delay",
-        "document",
-        "entry",
-        "generation",
-        "origin",
-        "serving",
-    )
-
-    # Every installed state gets a new number: a request the gate allowed under the same state
-    # needs no second match in process_request. The high bits name this process, so numbers
-    # stored in requests of an earlier run (JOBDIR) are recognised as such.
-    _generations = itertools.count((RUN << 32) + 1)
-
-    def __init__(
-        self,
-        origin: str,
-        entry: Entry,
-        document: D | None,
-        serving_: Serving,
-        crawl_delay: float | None,
-        content: str | None = None,
-    ) -> None:
-        self.origin = origin
-        self.entry = entry
-        self.document = document
-        self.serving = serving_
-        self.crawl_delay = crawl_delay
-        self.generation = next(self._generations)
-        #: What the requests it lets go were judged by, for the record (``_admission``): the
-        #: hash of the copy read, or the serving's word when there is no document.
-        self.content = content if document is not None and content else serving_.outcome
-        #: The admission token of the newest generation it was combined in (``_admission``).
-        self.admitted: Any = None
+    origin: str
+    entry: Entry
+    document: D | None
+    serving: Serving
+    crawl_delay: float | None
+    #: What the requests it lets go were judged by, for the record (``_admission``): the
+    #: hash of the copy read, or the serving's word when there is no document.
+    content: str
+    generation: int = field(init=False, default_factory=_generations.__next__)
+    #: The admission token of the newest generation it was combined in (``_admission``).
+    admitted: Any = field(init=False, default=None)
 
     def report(self) -> OriginReport:
         entry, good = self.entry, self.entry.good
-        shown = good if good is not None and self.serving.outcome in ("ok", "no_robots") else None
+        # The good copy in use, else the last attempt.
+        shown = good if good is not None and self.serving.outcome in ("ok", "no_robots") else entry
         document = self.document if self.serving.kind == "rules" else None
         return OriginReport(
             origin=self.origin,
             outcome=self.serving.outcome,
             robots=document if isinstance(document, RobotsTxt) else None,
-            status=shown.status if shown is not None else entry.status,
-            redirects=list(shown.redirects if shown is not None else entry.redirects),
-            truncated=shown.truncated if shown is not None else entry.truncated,
-            fetched_at=shown.fetched_at if shown is not None else entry.fetched_at,
+            status=shown.status,
+            redirects=list(shown.redirects),
+            truncated=shown.truncated,
+            fetched_at=shown.fetched_at,
             expires_at=None if math.isinf(self.serving.refresh_at) else self.serving.refresh_at,
             error=entry.error,
             stale=self.serving.stale,
@@ -201,10 +185,8 @@ class OriginCache(Generic[D]):
     def get(self, origin: str, now: float) -> OriginState[D] | None:
         """The state, most recently used now, its serving decision renewed when it lapsed."""
         state = self._states.get(origin)
-        if state is None:
-            return None
-        if now >= state.serving.valid_until:
-            state = self.install(origin, state.entry, state.document, now, state.content)
+        if state is not None and now >= state.serving.valid_until:
+            return self.install(origin, state.entry, state.document, now, state.content)
         return state
 
     def parse(self, entry: Entry, body: bytes | None, previous: OriginState[D] | None) -> D | None:
@@ -212,13 +194,10 @@ class OriginCache(Generic[D]):
         good = entry.good
         if good is None or good.outcome != "ok":
             return None
-        if (
-            previous is not None
-            and previous.document is not None
-            and previous.entry.good is not None
-            and previous.entry.good.fetched_at == good.fetched_at
-        ):
-            return previous.document
+        if previous is not None and previous.document is not None:
+            known = previous.entry.good
+            if known is not None and known.fetched_at == good.fetched_at:
+                return previous.document
         return self.kind.parse(body or b"")
 
     def reinstate(self, state: OriginState[D]) -> None:
@@ -235,11 +214,10 @@ class OriginCache(Generic[D]):
     ) -> OriginState[D]:
         """Install the state of ``entry`` with ``body`` (its good copy's, if any), read."""
         document = self.parse(entry, body, previous)
-        content: str | None
         if previous is not None and document is previous.document:
-            content = previous.content
-        else:
-            content = content_id(body) if document is not None else None
+            return self.install(origin, entry, document, now, previous.content)
+        # A short hash naming the copy's bytes (in admission tokens): 16 hex digits of BLAKE2b.
+        content = hashlib.blake2b(body or b"", digest_size=8).hexdigest()
         return self.install(origin, entry, document, now, content)
 
     def install(
@@ -255,31 +233,25 @@ class OriginCache(Generic[D]):
         delay = None
         if self._crawl_delay is not None and document is not None and decision.kind == "rules":
             delay = self._crawl_delay(document)
+        # A state without a document is judged by the serving's word.
+        content = content if document is not None and content else decision.outcome
         state = OriginState(origin, entry, document, decision, delay, content)
         self._states.put(origin, state)
         return state
 
 
-def content_id(body: bytes | None) -> str:
-    """A short hash naming a copy's bytes (in admission tokens): 16 hex digits of BLAKE2b."""
-    return hashlib.blake2b(body or b"", digest_size=8).hexdigest()
-
-
 class OriginKeys:
     """(scheme, netloc) -> normalised origin (SPEC B1), bounded (``ORIGIN_KEYS_SIZE``)."""
 
-    def __init__(self, size: int = ORIGIN_KEYS_SIZE) -> None:
-        self._size = size
+    def __init__(self) -> None:
         self._keys: dict[tuple[str, str], str | None] = {}
 
     def origin(self, parts: SplitResult | ParseResult) -> str | None:
         key = (parts.scheme, parts.netloc)
-        try:
+        if key in self._keys:
             return self._keys[key]
-        except KeyError:
-            pass
         found = origin_from_parts(parts)
-        if len(self._keys) >= self._size:
+        if len(self._keys) >= ORIGIN_KEYS_SIZE:
             self._keys.clear()
         self._keys[key] = found
         return found

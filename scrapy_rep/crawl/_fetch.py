@@ -55,9 +55,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Fetcher", "describe_failure", "header_values"]
 
-#: Like Scrapy's own robots.txt requests: ahead of pages in a download slot.
-_PRIORITY = 1000
-
 
 class Fetcher:
     """Fetches one kind of document (``kind``: where it lives, the prefix of its stats) for
@@ -79,9 +76,8 @@ class Fetcher:
         self._document = kind.name
         self._names = kind.stats
         self._events = events
-        settings = crawler.settings
-        self._ftp_password = str(settings.get("FTP_PASSWORD") or "guest")
-        download_timeout = settings.getfloat("DOWNLOAD_TIMEOUT")
+        self._ftp_password = str(crawler.settings.get("FTP_PASSWORD") or "guest")
+        download_timeout = crawler.settings.getfloat("DOWNLOAD_TIMEOUT")
         self._timeout = min(timeout, download_timeout) if download_timeout > 0 else timeout
         self._meta_keys = meta_keys
         self._in_flight = 0
@@ -93,63 +89,61 @@ class Fetcher:
         """Fetch ``url`` (an origin's /robots.txt, or its tdmrep.json) the way ``via`` (the
         request it is needed for; None: none known) goes; never fails."""
         start = url
-        redirects: list[str] = []
+        redirects: tuple[str, ...] = ()
         # SPEC B1: an ftp origin's robots.txt is on ftp; nothing else but http(s).
         schemes = ROBOTS_SCHEMES if url.startswith("ftp:") else ROBOTS_SCHEMES - {"ftp"}
         while True:
             try:
                 request = self._request(url, via)
             except ValueError as exc:  # a redirect target Scrapy cannot request
-                return self._refused(start, url, str(exc), redirects[:-1])
+                return self._refused(start, url, str(exc), redirects[:-1], None)
             self._events.count(self._names.request_count)
+            # The bytes_received handler costs a call per chunk of every response:
+            # connect it only while a robots.txt download is running.
+            self._in_flight += 1
+            if self._in_flight == 1:
+                self._crawler.signals.connect(self._on_bytes, signal=signals.bytes_received)
             try:
-                response = yield self._download(request)
+                response = yield _compat.download(self._crawler.engine, request)
             except IgnoreRequest as exc:
                 # Something in the project refused the request (a custom
                 # middleware): as Scrapy's own middleware does, obey nothing.
                 error = f"{self._document} request ignored: {exc}"
-                return Fetch("no_robots", None, tuple(redirects), error=error), None
+                return Fetch("no_robots", None, redirects, error=error), None
             except Exception as exc:
                 # Scrapy's own key, as its RobotsTxtMiddleware writes it: "<class '…'>".
                 self._events.count(f"{self._names.exception_count}/{type(exc)}")
-                error = describe_failure(exc)
-                return Fetch("unreachable", None, tuple(redirects), error=error), None
+                return Fetch("unreachable", None, redirects, error=describe_failure(exc)), None
             finally:
                 fetch_over(request)
-                self._track(-1)
+                self._in_flight -= 1
+                if self._in_flight == 0:
+                    self._crawler.signals.disconnect(self._on_bytes, signal=signals.bytes_received)
             self._events.count(self._names.response_count)
             self._events.count(f"{self._names.response_status_count}/{response.status}")
             if urlsplit(response.url).scheme not in ROBOTS_SCHEMES:
                 # Only a middleware that answers by itself gets here; use nothing.
-                return self._refused(start, response.url, "not an http(s)/ftp URL", redirects)
+                return self._refused(start, response.url, "not an http(s)/ftp URL", redirects, None)
             proxy_error = proxy_failure(response.status, header_values(response, b"Proxy-Status"))
             if proxy_error is not None:
                 # The proxy's answer says nothing of the site: unknown, retried (SPEC B2).
-                fetch = Fetch("unreachable", response.status, tuple(redirects), error=proxy_error)
-                return fetch, None
+                return Fetch("unreachable", response.status, redirects, error=proxy_error), None
             kind = classify(response.status)
-            if kind == "redirect":
-                if len(redirects) >= MAX_REDIRECTS:
-                    self._events.count(self._names.redirect_limit)
-                    error = f"more than {MAX_REDIRECTS} redirects"
-                    return Fetch("no_robots", response.status, tuple(redirects), error=error), None
-                location = response.headers.get(b"Location")
-                target, problem = _redirect_target(response.url, location, schemes)
-                if problem is not None:
-                    return self._refused(start, target, problem, redirects, response.status)
-                url = target
-                redirects.append(url)
-                self._events.count(self._names.redirect_count)
-                continue
-            return self._result(response, kind, tuple(redirects))
+            if kind != "redirect":
+                return self._result(response, kind, redirects)
+            if len(redirects) >= MAX_REDIRECTS:
+                self._events.count(self._names.redirect_limit)
+                error = f"more than {MAX_REDIRECTS} redirects"
+                return Fetch("no_robots", response.status, redirects, error=error), None
+            location = response.headers.get(b"Location")
+            url, problem = _redirect_target(response.url, location, schemes)
+            if problem is not None:
+                return self._refused(start, url, problem, redirects, response.status)
+            redirects += (url,)
+            self._events.count(self._names.redirect_count)
 
     def _refused(
-        self,
-        url: str,
-        target: str,
-        problem: str,
-        redirects: list[str],
-        status: int | None = None,
+        self, url: str, target: str, problem: str, redirects: tuple[str, ...], status: int | None
     ) -> tuple[Fetch, None]:
         """SPEC B2 (a redirect not followed leaves no robots.txt): an unfollowable or
         non-HTTP target means "no robots.txt", as more than 5 redirects do (Google
@@ -158,36 +152,28 @@ class Fetcher:
         self._events.count(self._names.redirect_refused)
         error = f"redirect to {target[:200]!r} not followed: {problem}"
         self._events.redirect_refused(self._document, url, error)
-        return Fetch("no_robots", status, tuple(redirects), error=error), None
+        return Fetch("no_robots", status, redirects, error=error), None
 
     def _result(
         self, response: Response, kind: str, redirects: tuple[str, ...]
     ) -> tuple[Fetch, bytes | None]:
+        status = response.status
         if kind == "no_robots":
-            return Fetch("no_robots", response.status, redirects), None
+            return Fetch("no_robots", status, redirects), None
         if kind == "unreachable":
             # An HTTP-date Retry-After is read against the wall clock, at once (into a delay):
             # the fetcher is given no clock, and a date means nothing to a test's task.Clock.
-            retry_after = parse_retry_after(header_values(response, b"Retry-After"), time.time())
-            error = f"HTTP {response.status}"
-            fetch = Fetch(
-                "unreachable", response.status, redirects, error=error, retry_after=retry_after
-            )
-            return fetch, None
-        body = response.body
-        flags = response.flags
+            after = parse_retry_after(header_values(response, b"Retry-After"), time.time())
+            error = f"HTTP {status}"
+            return Fetch("unreachable", status, redirects, error=error, retry_after=after), None
+        body, flags = response.body, response.flags
         truncated = (
             "download_stopped" in flags or TRUNCATED_FLAG in flags or len(body) > MAX_BODY_BYTES
         )
         if truncated:
             self._events.count(self._names.truncated)
-        fetch = Fetch(
-            "ok",
-            response.status,
-            redirects,
-            truncated=truncated,
-            cache_control=(response.headers.get(b"Cache-Control") or b"").decode("latin-1") or None,
-        )
+        cache = (response.headers.get(b"Cache-Control") or b"").decode("latin-1") or None
+        fetch = Fetch("ok", status, redirects, truncated=truncated, cache_control=cache)
         return fetch, body[:MAX_BODY_BYTES]
 
     def _request(self, url: str, via: Request | None) -> Request:
@@ -205,42 +191,21 @@ class Fetcher:
         # it in its host's queue.
         meta.setdefault("download_slot", f"{urlsplit(url).hostname} {self._document}")
         meta.update(
-            {
-                "dont_obey_robotstxt": True,
-                "dont_redirect": True,
-                "dont_retry": True,
-                # robots.txt's cache is scrapy-rep's store, with Google's lifetimes (SPEC B3).
-                "dont_cache": True,
-                "download_timeout": self._timeout,
-                "allow_offsite": True,
-            }
+            dont_obey_robotstxt=True,
+            dont_redirect=True,
+            dont_retry=True,
+            # robots.txt's cache is scrapy-rep's store, with Google's lifetimes (SPEC B3).
+            dont_cache=True,
+            download_timeout=self._timeout,
+            allow_offsite=True,
         )
         if url.startswith("ftp:"):
-            meta["ftp_user"] = "anonymous"
-            meta["ftp_password"] = self._ftp_password
+            meta.update(ftp_user="anonymous", ftp_password=self._ftp_password)
+        # Priority 1000, like Scrapy's own robots.txt requests: ahead of pages in a download slot.
         request = Request(
-            url,
-            priority=_PRIORITY,
-            meta=meta,
-            headers=headers,
-            callback=NO_CALLBACK,
-            dont_filter=True,
+            url, priority=1000, meta=meta, headers=headers, callback=NO_CALLBACK, dont_filter=True
         )
         return mark_fetch(request, self)
-
-    def _download(self, request: Request) -> Deferred[Response]:
-        self._track(+1)
-        return _compat.download(self._crawler.engine, request)
-
-    def _track(self, delta: int) -> None:
-        # The bytes_received handler costs a call per chunk of every response:
-        # connect it only while a robots.txt download is running.
-        before = self._in_flight
-        self._in_flight = before + delta
-        if before == 0 and self._in_flight > 0:
-            self._crawler.signals.connect(self._on_bytes, signal=signals.bytes_received)
-        elif before > 0 and self._in_flight == 0:
-            self._crawler.signals.disconnect(self._on_bytes, signal=signals.bytes_received)
 
     def _on_bytes(self, data: bytes, request: Request, spider: Any = None) -> None:
         # Counted on the fetch's own mark, by the fetcher that made it: another kind's fetcher
@@ -301,17 +266,13 @@ _FAILURES = {
     "ResponseDataLossError": "response cut short",
     "DownloadFailedError": "download failed",
 }
-_DNS_FAILURES = {"DNSLookupError", "CannotResolveHostError"}
 
 
 def describe_failure(exc: BaseException) -> str:
     """A download failure as a user reads it: "connection refused", not the exception repr."""
     name = type(exc).__name__
     text = str(exc).strip().rstrip(".")
-    if name in _DNS_FAILURES:
+    if name in ("DNSLookupError", "CannotResolveHostError"):  # Twisted's; Scrapy >= 2.15's
         # The resolver's message names the host: keep it.
         return text if text.startswith("DNS lookup failed") else f"DNS lookup failed: {text}"
-    phrase = _FAILURES.get(name)
-    if phrase is not None:
-        return phrase
-    return f"{name}: {text}" if text else name
+    return _FAILURES.get(name) or (f"{name}: {text}" if text else name)

@@ -22,6 +22,7 @@ REP_RETRY_DELAY) start one. Time comes from the clock it is given.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
 
@@ -44,7 +45,6 @@ __all__ = ["COPY_FLAG", "Announce", "FetcherLike", "Resolver"]
 #: Flag of a response answering a spider's own robots.txt request from the crawl's copy.
 COPY_FLAG = "robotstxt_copy"
 
-_T = TypeVar("_T")
 D = TypeVar("D")
 
 #: How long a claim counts for ``room`` if its request never reaches the final gate (dropped
@@ -94,7 +94,6 @@ class Resolver(Generic[D]):
         self.kind = cache.kind
         #: The document's name (``robots.txt``): what requests held for it wait for.
         self.name = cache.kind.name
-        self._stats = cache.kind.stats
         self._events = events
         self._limits = limits
         self._lease_ttl = lease_ttl
@@ -137,10 +136,6 @@ class Resolver(Generic[D]):
         B2); a usage document: always, a failure stating nothing."""
         return not self.kind.holds or state.serving.kind != "hold"
 
-    def _key(self, origin: str) -> str:
-        """The origin's document in the store (and its lease)."""
-        return self.kind.key_prefix + origin
-
     def room(self, limit: int) -> Deferred[None] | None:
         """None while fewer than ``limit`` origins are being resolved or claimed, else a
         Deferred fired once fewer are (or the crawl closes): start requests are taken lazily
@@ -152,16 +147,12 @@ class Resolver(Generic[D]):
         return waiter
 
     def _busy_origins(self) -> int:
-        claims = self._claims
-        if claims:
-            expired = self._clock.seconds() - CLAIM_TTL
-            while claims and next(iter(claims.values())) < expired:
-                del claims[next(iter(claims))]
+        claims, expired = self._claims, self._clock.seconds() - CLAIM_TTL
+        while claims and next(iter(claims.values())) < expired:
+            del claims[next(iter(claims))]
         return len(self._resolving) + len(claims)
 
     def _wake_room(self) -> None:
-        if not self._room:
-            return
         waiting, self._room = self._room, []
         busy = self._busy_origins()
         for limit, waiter in waiting:
@@ -178,8 +169,7 @@ class Resolver(Generic[D]):
         Scrapy's own middleware but without holding a place meanwhile (SPEC C4)."""
         if self._closing or origin in self._resolving or origin in self._retries:
             return False
-        claimed = self._claims.get(origin)
-        if claimed is not None and now < claimed + CLAIM_TTL:
+        if now < self._claims.get(origin, -math.inf) + CLAIM_TTL:
             return False
         self._claims.pop(origin, None)
         self._claims[origin] = now
@@ -209,11 +199,8 @@ class Resolver(Generic[D]):
             return succeed(state)
         waiter: Deferred[OriginState[D]] = Deferred(lambda d: withdraw(self._waiters, origin, d))
         self._waiters.setdefault(origin, []).append(waiter)
-        self._decide(origin, now, trigger, waiting=True)
+        self._decide(origin, now, trigger)
         return waiter
-
-    def _wanted(self, origin: str) -> bool:
-        return bool(self._waiters.get(origin))
 
     def given_up(self, origin: str) -> str | None:
         """Why the crawl may stop waiting for ``origin`` (``policy.given_up``), or None.
@@ -238,14 +225,15 @@ class Resolver(Generic[D]):
         """The origin's state if known here; starts a refresh when one is due."""
         state = self._cache.get(origin, now)
         if state is not None and now >= state.serving.refresh_at:
-            self._decide(origin, now, trigger, waiting=False)
+            self._decide(origin, now, trigger)
         return state
 
-    def _decide(self, origin: str, now: float, trigger: Request | None, *, waiting: bool) -> None:
+    def _decide(self, origin: str, now: float, trigger: Request | None) -> None:
         """Fetch robots.txt now, or when? (``report`` and a failed resolution aside.)
 
         Unknown origin, or its ``refresh_at`` passed (copy expired, SPEC B3; backoff or
-        Retry-After over, SPEC B2): fetch now. Otherwise, if requests wait, at ``refresh_at``.
+        Retry-After over, SPEC B2): fetch now. Otherwise at ``refresh_at`` (only requests
+        waiting get here: ``state`` calls it once ``refresh_at`` has passed).
         """
         if self._closing or origin in self._resolving:
             return
@@ -255,7 +243,7 @@ class Resolver(Generic[D]):
         refresh_at = 0.0 if state is None else state.serving.refresh_at
         if now >= refresh_at:
             self._start(origin)
-        elif waiting:
+        else:
             self._schedule_retry(origin, refresh_at - now)
 
     def copy(self, state: OriginState[D], request: Request) -> Deferred[Response | None]:
@@ -273,8 +261,7 @@ class Resolver(Generic[D]):
 
         def body(loaded: tuple[StoredRobots | None, Entry | None]) -> Response | None:
             stored, entry = loaded
-            same = entry is not None and entry.good is not None and entry.good == good
-            if stored is None or stored.body is None or not same:
+            if stored is None or stored.body is None or entry is None or entry.good != good:
                 return None
             return _answer(request, status, url, stored.body)
 
@@ -295,8 +282,7 @@ class Resolver(Generic[D]):
         if listeners is None:  # answered at once (known, or from the store)
             known = self._cache.peek(origin)
             if known is None:
-                name = self.kind.name
-                return fail(RuntimeError(f"{name} of {origin} could not be resolved"))
+                return fail(RuntimeError(f"{self.name} of {origin} could not be resolved"))
             return succeed(known)
         listener: Deferred[OriginState[D]] = Deferred()
         listeners.append(listener)
@@ -305,9 +291,9 @@ class Resolver(Generic[D]):
     def close(self) -> None:
         self._closing = True
         self._wake_room()
+        # A retry pending is in _retries until it runs: every one there is active.
         for call in self._retries.values():
-            if call.active():
-                call.cancel()
+            call.cancel()
         self._retries.clear()
 
     def _start(self, origin: str) -> None:
@@ -315,7 +301,7 @@ class Resolver(Generic[D]):
             return
         self._claims.pop(origin, None)
         call = self._retries.pop(origin, None)
-        if call is not None and call.active():
+        if call is not None:
             call.cancel()
         self._resolving[origin] = []
         self._resolve(origin).addBoth(self._resolved, origin)
@@ -329,21 +315,20 @@ class Resolver(Generic[D]):
                 self._events.resolve_failed(self.kind.name, origin, result, first=broken == 1)
             for report in reports:
                 report.errback(result)
-            if self._wanted(origin):
+            if self._waiters.get(origin):
                 # Backs off as failed fetches do (REP_RETRY_DELAY, doubling).
                 self._schedule_retry(origin, retry_delay(broken, None, None, self._limits))
             return
         self._broken.pop(origin, None)
-        state = result
         for report in reports:
-            report.callback(state)
+            report.callback(result)
         if self._closing:
             return
-        if self.serves(state):
+        if self.serves(result):
             for waiter in self._waiters.pop(origin, []):
-                waiter.callback(state)
-        elif self._wanted(origin):
-            self._decide(origin, self._clock.seconds(), None, waiting=True)
+                waiter.callback(result)
+        elif self._waiters.get(origin):
+            self._decide(origin, self._clock.seconds(), None)
 
     def _schedule_retry(self, origin: str, delay: float) -> None:
         if self._closing or origin in self._retries:
@@ -352,36 +337,33 @@ class Resolver(Generic[D]):
 
     def _retry(self, origin: str) -> None:
         self._retries.pop(origin, None)
-        if self._wanted(origin):
+        if self._waiters.get(origin):
             self._start(origin)
 
     @inlineCallbacks
     def _resolve(self, origin: str) -> Generator[Deferred[Any], Any, OriginState[D]]:
         """The origin's state: from the store if fresh there, else fetched (one fetcher)."""
         stored, entry = yield self._load(origin)
-        known = self._cache.peek(origin)
-        if entry is None and known is not None:
+        if entry is None and (known := self._cache.peek(origin)) is not None:
             # The store lost the entry or cannot answer: this process's copy counts.
             entry = known.entry
         now = self._clock.seconds()
-        if (
-            stored is not None
-            and entry is not None
-            and now < serving(entry, now, self._limits).refresh_at
-        ):
-            return self._from_store(origin, entry, stored, now)
-        leased = yield self._lease(origin)
+        fresh = entry is not None and now < serving(entry, now, self._limits).refresh_at
+        if stored is not None and fresh:
+            return self._install(origin, entry, stored.body, now, from_store=True)
+        # The newest fetch known here: a later one in the store was made by another process.
+        seen = -math.inf if entry is None else entry.fetched_at
         while True:
+            leased = yield self._lease(origin)
             # Read again after every lease attempt, taken or not: another process may have
             # stored a newer answer and released its lease between our read and our attempt
             # (double-checked locking), and then fetching again would be a second fetch.
             latest, latest_entry = yield self._load(origin)
-            if latest_entry is not None and (
-                entry is None or latest_entry.fetched_at > entry.fetched_at
-            ):
+            if latest_entry is not None and latest_entry.fetched_at > seen:
                 if leased:
-                    yield self._release_lease(origin)
-                return self._from_store(origin, latest_entry, latest, self._clock.seconds())
+                    yield self._call(self._store.release_lease, origin, self._owner)
+                now = self._clock.seconds()
+                return self._install(origin, latest_entry, latest.body, now, from_store=True)
             if leased:
                 break
             if self._closing:
@@ -389,7 +371,6 @@ class Resolver(Generic[D]):
             # Another process is fetching it: wait for its entry to appear, or for its
             # lease to lapse (a dead holder's lease lapses after REP_LEASE_TTL).
             yield task.deferLater(cast(Any, self._clock), self._poll, lambda: None)
-            leased = yield self._lease(origin)
         # Renew the lease while the fetch runs, so a short TTL never lapses under a live
         # holder, and a killed holder blocks the origin for one TTL at most.
         renewal = task.LoopingCall(self._lease, origin)
@@ -397,7 +378,7 @@ class Resolver(Generic[D]):
         renewal.start(self._lease_ttl / 3, now=False)
         try:
             if entry is not None and entry.good is not None:
-                self._events.count(self._stats.refresh)
+                self._events.count(self.kind.stats.refresh)
             url = origin + self.kind.path
             self._fetching[origin] = self._clock.seconds()
             try:
@@ -417,28 +398,30 @@ class Resolver(Generic[D]):
         finally:
             self._fetching.pop(origin, None)
             renewal.stop()
-            yield self._release_lease(origin)
+            yield self._call(self._store.release_lease, origin, self._owner)
+        return self._install(origin, new, body, now, from_store=False)
+
+    def _install(
+        self, origin: str, entry: Entry, body: bytes | None, now: float, *, from_store: bool
+    ) -> OriginState[D]:
+        """Install the state of ``entry`` (read from the store, or fetched by this process),
+        and announce it unless the store's entry is the one this process already has."""
+        if from_store:
+            self._events.count(self.kind.stats.store_hit)
         previous = self._cache.peek(origin)
-        state = self._cache.read(origin, new, body, previous, now)
-        self._announced(state, previous, now, False)
+        state = self._cache.read(origin, entry, body, previous, now)
+        if not from_store or previous is None or previous.entry.fetched_at != entry.fetched_at:
+            # The request that triggered this resolution; forgotten once the origin is answered.
+            triggers = self._triggers
+            trigger = triggers.pop(origin, None) if self.serves(state) else triggers.get(origin)
+            if self._announce is not None:
+                self._announce(state, previous, now, trigger, from_store)
         return state
 
-    def _announced(
-        self, state: OriginState[D], previous: OriginState[D] | None, now: float, from_store: bool
-    ) -> None:
-        # The request that triggered this resolution; forgotten once the origin is answered.
-        triggers, origin = self._triggers, state.origin
-        trigger = triggers.pop(origin, None) if self.serves(state) else triggers.get(origin)
-        if self._announce is not None:
-            self._announce(state, previous, now, trigger, from_store)
-
     def _load(self, origin: str) -> Deferred[tuple[StoredRobots | None, Entry | None]]:
-        def parse(stored: StoredRobots | None) -> tuple[StoredRobots | None, Entry | None]:
-            if stored is None:
-                return None, None
-            return stored, Entry.from_meta(stored.meta)
-
-        return self._call(self._store.get, origin).addCallback(parse)
+        return self._call(self._store.get, origin).addCallback(
+            lambda stored: (stored, None if stored is None else Entry.from_meta(stored.meta))
+        )
 
     def _lease(self, origin: str) -> Deferred[bool]:
         # A store that cannot answer must not stop the crawl: fetch ourselves. Taking a lease
@@ -447,24 +430,13 @@ class Resolver(Generic[D]):
             self._store.acquire_lease, origin, self._owner, self._lease_ttl, default=True
         )
 
-    def _release_lease(self, origin: str) -> Deferred[None]:
-        return self._call(self._store.release_lease, origin, self._owner)
-
     def _call(
         self, method: Callable[..., Any], origin: str, *args: Any, default: Any = None
     ) -> Deferred[Any]:
-        """The store's ``method`` for the origin's key, or ``default`` when the store fails."""
-        return guarded(self._events, maybeDeferred(method, self._key(origin), *args), default)
-
-    def _from_store(
-        self, origin: str, entry: Entry, stored: StoredRobots, now: float
-    ) -> OriginState[D]:
-        self._events.count(self._stats.store_hit)
-        previous = self._cache.peek(origin)
-        state = self._cache.read(origin, entry, stored.body, previous, now)
-        if previous is None or previous.entry.fetched_at != entry.fetched_at:
-            self._announced(state, previous, now, True)
-        return state
+        """The store's ``method`` for the origin's key (its document's, and its lease's), or
+        ``default`` when the store fails."""
+        key = self.kind.key_prefix + origin
+        return guarded(self._events, maybeDeferred(method, key, *args), default)
 
 
 def _answer(request: Request, status: int, url: str, body: bytes | None) -> Response:
@@ -473,12 +445,8 @@ def _answer(request: Request, status: int, url: str, body: bytes | None) -> Resp
     request.meta["dont_cache"] = True
     if body is None:
         return Response(url, status=status, request=request, flags=[COPY_FLAG])
+    # SPEC A1: the body is read as UTF-8, whatever the server declared.
+    utf8 = {b"Content-Type": b"text/plain; charset=utf-8"}
     return TextResponse(
-        url,
-        status=status,
-        # SPEC A1: the body is read as UTF-8, whatever the server declared.
-        headers={b"Content-Type": b"text/plain; charset=utf-8"},
-        body=body,
-        request=request,
-        flags=[COPY_FLAG],
+        url, status=status, headers=utf8, body=body, request=request, flags=[COPY_FLAG]
     )
