@@ -91,40 +91,31 @@ def process_request(final_gate: FinalGate) -> Callable[..., Any]:
             self: Any, request: Request, spider: Any = None
         ) -> Request | Response | None:
             result = final_gate(self, request)
-            if result is None or isinstance(result, Request):
-                return result
-            return await result
+            return result if result is None or isinstance(result, Request) else await result
 
         return awaitable
 
     def deferred(self: Any, request: Request, spider: Any = None) -> Any:
         result = final_gate(self, request)
-        if result is None or isinstance(result, Request):
-            return result
-        return deferred_from_coro(result)
+        return (
+            result if result is None or isinstance(result, Request) else deferred_from_coro(result)
+        )
 
     return deferred
 
 
 def downloader_middleware(crawler: Any, cls: type[_M]) -> _M | None:
     """The crawl's running downloader middleware of class ``cls`` (a subclass counts), or
-    None before the engine runs. Scrapy >= 2.12 has ``crawler.get_downloader_middleware``;
-    older versions are searched by hand. Newer Scrapy raises instead of answering None for a
-    crawler whose engine does not exist yet."""
+    None before the engine runs. Every version's engine lists them in its downloader's
+    ``middleware.middlewares`` (what Scrapy >= 2.12's ``crawler.get_downloader_middleware``
+    searches); newer Scrapy raises instead of answering None for a crawler whose engine does
+    not exist yet."""
     try:
         engine = crawler.engine
     except RuntimeError:
         return None
-    if engine is None:
-        return None
-    getter = getattr(crawler, "get_downloader_middleware", None)
-    if getter is not None:
-        found: _M | None = getter(cls)
-        return found
-    for middleware in engine.downloader.middleware.middlewares:
-        if isinstance(middleware, cls):
-            return middleware
-    return None
+    middlewares = [] if engine is None else engine.downloader.middleware.middlewares
+    return next((middleware for middleware in middlewares if isinstance(middleware, cls)), None)
 
 
 def _needs_spider(method: Callable[..., Any]) -> bool:
@@ -146,10 +137,9 @@ def count_response(crawler: Any, request: Request, response: Response) -> None:
     Scrapy 2.11 to 2.13's ``DownloaderStats.process_response`` requires the spider; later
     versions warn when it is given."""
     counter = downloader_middleware(crawler, DownloaderStats)
-    if counter is None:
-        return
-    spider = (crawler.spider,) if _STATS_TAKE_SPIDER else ()
-    counter.process_response(request, response, *spider)
+    if counter is not None:
+        spider = (crawler.spider,) if _STATS_TAKE_SPIDER else ()
+        counter.process_response(request, response, *spider)
 
 
 def download(engine: Any, request: Request) -> Deferred[Response]:
@@ -161,8 +151,7 @@ def download(engine: Any, request: Request) -> Deferred[Response]:
     """
     if hasattr(engine, "download_async"):
         return _inline.deliver(engine.download_async(request))
-    result: Deferred[Response] = engine.download(request)
-    return result
+    return engine.download(request)  # type: ignore[no-any-return]
 
 
 def close_spider(engine: Any, spider: Any, reason: str) -> None:
@@ -185,12 +174,9 @@ def downloader_slot(engine: Any, request: Request) -> Any:
     with the public ``get_slot_key(request)``, Scrapy 2.11 with the private
     ``_get_slot_key(request, spider)``."""
     downloader = engine.downloader
-    getter = getattr(downloader, "get_slot_key", None)
-    if getter is not None:  # Scrapy >= 2.12: public, takes the request only
-        key = getter(request)
-    else:  # Scrapy 2.11: private, also takes the spider
-        key = downloader._get_slot_key(request, engine.spider)
-    return downloader.slots.get(key)
+    if hasattr(downloader, "get_slot_key"):
+        return downloader.slots.get(downloader.get_slot_key(request))
+    return downloader.slots.get(downloader._get_slot_key(request, engine.spider))
 
 
 def get_slot(engine: Any, request: Request) -> tuple[str, Any]:
@@ -198,10 +184,8 @@ def get_slot(engine: Any, request: Request) -> tuple[str, Any]:
     ``_get_slot``: Scrapy >= 2.14 takes ``(request)``, 2.11 to 2.13 also the spider. The key
     and slot are Scrapy's own on every version (``download_slot`` meta, ``DOWNLOAD_SLOTS``,
     ``CONCURRENT_REQUESTS_PER_DOMAIN`` / ``_PER_IP``, a slot changed since)."""
-    downloader = engine.downloader
-    if ASYNC_MIDDLEWARE:
-        return downloader._get_slot(request)  # type: ignore[no-any-return]
-    return downloader._get_slot(request, engine.spider)  # type: ignore[no-any-return]
+    spider = () if ASYNC_MIDDLEWARE else (engine.spider,)
+    return engine.downloader._get_slot(request, *spider)  # type: ignore[no-any-return]
 
 
 def slot_limit(slot: Any) -> tuple[int, bool]:
@@ -254,9 +238,7 @@ def take_queued(engine: Any, wanted: Callable[[Request], bool]) -> list[tuple[Re
     """
     taken: list[tuple[Request, Any]] = []
     for slot in list(getattr(getattr(engine, "downloader", None), "slots", {}).values()):
-        queue = getattr(slot, "queue", None)
-        if not queue:
-            continue
+        queue = getattr(slot, "queue", None) or []
         found = [entry for entry in queue if wanted(entry[0])]
         if found:
             kept = [entry for entry in queue if entry not in found]
@@ -312,17 +294,15 @@ def dupefilter_seen(engine: Any) -> tuple[Callable[[Request], Any], Collection[A
 
     Scrapy >= 2.19 keeps raw fingerprints in ``_fingerprints`` (``fingerprints`` is a
     deprecated copy), from ``fingerprinter.fingerprint`` unless ``request_fingerprint`` is
-    overridden; earlier versions keep their hex form, ``request_fingerprint``, in
-    ``fingerprints``.
+    overridden (then None); earlier versions keep their hex form, ``request_fingerprint``, in
+    ``fingerprints`` (an instance attribute there, a property on 2.19).
     """
     found = dupefilter(engine)
     if type(found) is not RFPDupeFilter:
         return None
     state = vars(found)
     raw = state.get("_fingerprints")
-    if isinstance(raw, set):
-        if state.get("_legacy_fingerprint"):
-            return None
+    if isinstance(raw, set) and not state.get("_legacy_fingerprint"):
         return found.fingerprinter.fingerprint, raw
     hexed = state.get("fingerprints")
     if isinstance(hexed, set):
