@@ -375,9 +375,7 @@ def scrape_failure(engine: Any, request: Request, failure: Failure) -> Any:
     idleness after a download, not after a failure handed to the scraper, and Scrapy 2.11
     then waited for its 5 s heartbeat to close a crawl whose last request was dropped."""
     spider = (engine.spider,) if _ENQUEUE_NEEDS_SPIDER else ()
-    scraped = engine.scraper.enqueue_scrape(failure, request, *spider)
-    scraped.addBoth(_woken, engine)
-    return scraped
+    return engine.scraper.enqueue_scrape(failure, request, *spider).addBoth(_woken, engine)
 
 
 def _woken(result: _R, engine: Any) -> _R:
