@@ -106,15 +106,14 @@ def refused_at_startup(crawler: Crawler) -> Iterator[None]:
         raise SettingError(str(exc)) from None
 
 
-#: Where a setting was set, by the name of the priority Scrapy set it at.
-_SET_AT = {
-    "project": "in the project settings",
-    "spider": "in the spider's custom_settings",
-    "cmdline": "with -s on the command line",
-    "command": "by the command",
-    "addon": "by an add-on",
+#: Where a setting was set, by the priority Scrapy set it at.
+_SET_AT: dict[int | None, str] = {
+    SETTINGS_PRIORITIES["project"]: "in the project settings",
+    SETTINGS_PRIORITIES["spider"]: "in the spider's custom_settings",
+    SETTINGS_PRIORITIES["cmdline"]: "with -s on the command line",
+    SETTINGS_PRIORITIES["command"]: "by the command",
+    SETTINGS_PRIORITIES["addon"]: "by an add-on",
 }
-_PRIORITY_NAMES: dict[int | None, str] = {n: name for name, n in SETTINGS_PRIORITIES.items()}
 #: The names of each crawler's settings already looked at (and warned about if unknown).
 _checked: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
 
@@ -151,7 +150,7 @@ def warn_unknown_settings(crawler: Crawler) -> None:
 
 def _set_at(priority: int | None) -> str:
     """Where a setting at ``priority`` was set, in words ("in the project settings")."""
-    return _SET_AT.get(_PRIORITY_NAMES.get(priority, ""), f"at priority {priority}")
+    return _SET_AT.get(priority, f"at priority {priority}")
 
 
 @dataclass(frozen=True)
