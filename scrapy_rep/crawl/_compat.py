@@ -24,7 +24,6 @@ from twisted.internet.defer import Deferred, succeed
 from scrapy_rep.crawl import _inline
 
 if TYPE_CHECKING:
-    from scrapy.crawler import Crawler
     from scrapy.signalmanager import SignalManager
     from twisted.python.failure import Failure
 
@@ -85,23 +84,19 @@ def process_request(final_gate: FinalGate) -> Callable[..., Any]:
     ``async def`` on Scrapy >= 2.14 (see ASYNC_MIDDLEWARE); before, None, a Request or a
     Deferred, as Scrapy 2.11's own returns.
     """
-    if ASYNC_MIDDLEWARE:
 
-        async def awaitable(
-            self: Any, request: Request, spider: Any = None
-        ) -> Request | Response | None:
-            result = final_gate(self, request)
-            return result if result is None or isinstance(result, Request) else await result
-
-        return awaitable
+    async def awaitable(
+        self: Any, request: Request, spider: Any = None
+    ) -> Request | Response | None:
+        result = final_gate(self, request)
+        return result if result is None or isinstance(result, Request) else await result
 
     def deferred(self: Any, request: Request, spider: Any = None) -> Any:
         result = final_gate(self, request)
-        return (
-            result if result is None or isinstance(result, Request) else deferred_from_coro(result)
-        )
+        done = result is None or isinstance(result, Request)
+        return result if done else deferred_from_coro(result)
 
-    return deferred
+    return awaitable if ASYNC_MIDDLEWARE else deferred
 
 
 def downloader_middleware(crawler: Any, cls: type[_M]) -> _M | None:
@@ -332,11 +327,9 @@ def leave_active(engine: Any, request: Request) -> bool:
     return True
 
 
-def crawl(crawler: Crawler, request: Request) -> None:
+def crawl(crawler: Any, request: Request) -> None:
     """``engine.crawl`` (every version): ``request`` to the scheduler, the engine running."""
-    engine = crawler.engine
-    assert engine is not None
-    engine.crawl(request)
+    crawler.engine.crawl(request)
 
 
 def wake(engine: Any) -> None:
