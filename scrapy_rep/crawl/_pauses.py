@@ -61,8 +61,7 @@ DONT_PAUSE_META = "rep_dont_pause"
 def exempt(request: Request) -> bool:
     """SPEC H4: is ``request`` outside the pauses (marked ``rep_dont_pause``, or not obeying
     robots.txt)? It neither waits for a pause nor pauses its site by its answer."""
-    meta = request.meta
-    return bool(meta.get(DONT_PAUSE_META) or meta.get("dont_obey_robotstxt"))
+    return bool(request.meta.get(DONT_PAUSE_META) or request.meta.get("dont_obey_robotstxt"))
 
 
 def route(origin: str, request: Request) -> str:
@@ -303,12 +302,11 @@ class Pauses:
             return
         failures = 1 if pause is None else pause.failures + 1
         seconds = pause_seconds(failures, retry_after, self._delay, self._max_delay)
+        self._events.count(PAUSED if pause is None else PAUSE_EXTENDED)
         if pause is None:
             pause = self._add(key, _Pause(now + seconds, failures, reason, since=now))
-            self._events.count(PAUSED)
             self._evict(key)
         else:
-            self._events.count(PAUSE_EXTENDED)
             pause.until, pause.failures, pause.reason = now + seconds, failures, reason
             pause.probe_at, pause.may_probe = None, False
         self._events.paused(key, seconds, reason, first=failures == 1)
