@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import weakref
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -131,12 +131,10 @@ def warn_unknown_settings(crawler: Crawler) -> None:
         if not isinstance(name, str) or name in SETTINGS or name in checked:
             continue
         checked.add(name)
-        if name[:4].upper() == "REP_":
-            guesses = misspelled(name)
-        else:
-            guesses = misspelled(name, most_edits=1)
-            if not guesses:
-                continue
+        rep = name[:4].upper() == "REP_"
+        guesses = misspelled(name) if rep else misspelled(name, most_edits=1)
+        if not (rep or guesses):
+            continue
         unknown = f"Unknown setting {name} (set {_set_at(settings.getpriority(name))})"
         if guesses:
             message = f"{unknown}: did you mean {' or '.join(guesses)}? scrapy-rep ignores it"
@@ -290,10 +288,9 @@ def _check_parser_setting(settings: BaseSettings) -> None:
     priority = settings.getpriority("ROBOTSTXT_PARSER")
     if value is None or priority is None or priority <= SETTINGS_PRIORITIES["default"]:
         return
-    try:
+    parser = value  # a path that does not load stays a string: refused
+    with suppress(ImportError, NameError, ValueError, AttributeError):
         parser = load_object(value) if isinstance(value, str) else value
-    except (ImportError, NameError, ValueError, AttributeError):
-        parser = None
     if isinstance(parser, type) and issubclass(parser, RobotParser):
         return
     raise ValueError(
