@@ -197,10 +197,7 @@ def in_slot(slot: Any, request: Request, waiting: bool) -> None:
     waiting requests make it look as busy as a slot's queue does on Scrapy < 2.14 (and keep the
     slot from the downloader's slot garbage collection).
     """
-    if waiting:
-        slot.active.add(request)
-    else:
-        slot.active.discard(request)
+    (slot.active.add if waiting else slot.active.discard)(request)
 
 
 def in_flight(engine: Any, request: Request) -> bool:
