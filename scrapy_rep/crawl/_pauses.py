@@ -312,14 +312,14 @@ class Pauses:
         self._events.paused(key, seconds, reason, first=failures == 1)
         self._schedule(key, seconds)
         written = self._store_call(self._store.set_pause, key, seconds, failures, reason)
-        written.addCallback(lambda done: self._written(key, pause, done))
+        written.addCallback(self._written, key, pause)
 
     def _add(self, key: str, pause: _Pause) -> _Pause:
         self.paused[key] = pause
         self._routes.setdefault(_origin_of(key), set()).add(key)
         return pause
 
-    def _written(self, key: str, pause: _Pause, done: object) -> None:
+    def _written(self, done: object, key: str, pause: _Pause) -> None:
         if done is not _FAILED and self.paused.get(key) is pause:
             pause.stored = True
 
@@ -383,8 +383,7 @@ class Pauses:
     def _changed(self, version: object) -> Deferred[None] | None:
         if version is _FAILED or version == self._version:
             return None
-        found = self._store_call(self._store.pauses)
-        return found.addCallback(self._merge)
+        return self._store_call(self._store.pauses).addCallback(self._merge)
 
     def _polled(self, result: object) -> None:
         self._polling = False
