@@ -291,8 +291,7 @@ class Pauses:
             if pause is not None and pause.probe_at is not None:
                 pause.probe_at = None
                 self._wake(probed)
-            return False
-        return True
+        return probed == key
 
     def _failed(self, key: str, retry_after: float | None, reason: str, probe: bool) -> None:
         now = self._clock.seconds()
@@ -393,8 +392,7 @@ class Pauses:
         ended."""
         if read is _FAILED or self._closed:
             return
-        version, stored = cast("tuple[int, dict[str, StoredPause]]", read)
-        self._version = version
+        self._version, stored = cast("tuple[int, dict[str, StoredPause]]", read)
         now = self._clock.seconds()
         for origin, found in stored.items():
             pause = self.paused.get(origin)
