@@ -12,10 +12,11 @@ from twisted.internet.defer import Deferred
 
 from scrapy_rep.core.pause import STRUGGLING_PAGES, Struggle, page_answer, pause_seconds
 from scrapy_rep.crawl._events import Events
-from scrapy_rep.crawl._pauses import HOLD, PROBE, PROBE_META, Pauses, route
+from scrapy_rep.crawl._pauses import PROBE_META, Pauses, route
 from scrapy_rep.storage.results import MemoryStore
 
 ORIGIN = "http://a.test"
+HOLD, PROBE = "hold", "probe"
 
 
 def test_what_a_status_says() -> None:
@@ -58,6 +59,15 @@ def test_how_long_a_pause_lasts(failures: int, retry_after: float | None, second
     assert pause_seconds(failures, retry_after, 2, 600) == seconds
 
 
+def check(pauses: Pauses, key: str, now: float) -> str | None:
+    """What ``Pauses.admit`` says of a request of ``ORIGIN`` by route ``key`` now: None (it
+    goes), PROBE (it goes as the one probe, marked so) or HOLD."""
+    request = Request(ORIGIN + "/next")
+    if not pauses.admit(key, request, now):
+        return HOLD
+    return PROBE if pauses.probing(request) else None
+
+
 class Parts:
     def __init__(
         self, store_class: type[MemoryStore] = MemoryStore, shared: bool = False, **kwargs: Any
@@ -92,7 +102,7 @@ def test_a_pause_holds_then_lets_one_probe_go_and_doubles_when_it_fails() -> Non
     parts = Parts()
     assert parts.answer(503) and parts.evicted == [ORIGIN]
     pauses, now = parts.pauses, parts.clock.seconds
-    assert pauses.check(ORIGIN, now()) == HOLD
+    assert check(pauses, ORIGIN, now()) == HOLD
     waiter = pauses.wait(ORIGIN)
     parts.clock.advance(1.9)
     assert not waiter.called
@@ -100,24 +110,24 @@ def test_a_pause_holds_then_lets_one_probe_go_and_doubles_when_it_fails() -> Non
     assert waiter.called  # the pause is over: one probe may go
     probe = Request(ORIGIN + "/probe")
     assert pauses.admit(ORIGIN, probe, now()) and pauses.probing(probe)
-    assert pauses.check(ORIGIN, now()) == HOLD  # one, not two
+    assert check(pauses, ORIGIN, now()) == HOLD  # one, not two
     # The mark names the probe's URL: a copy of its meta on another request is no probe, and
     # its answer no news; through a scheduler's queue (a new object, same URL) it still is.
     copy = Request(ORIGIN + "/copy", meta=dict(probe.meta))
     assert copy.meta[PROBE_META] == f"{ORIGIN}/probe probes {ORIGIN}"
     assert not pauses.probing(copy) and pauses.probing(probe.replace())
     assert not pauses.answered(ORIGIN, copy, 200, None)
-    assert pauses.check(ORIGIN, now()) == HOLD
+    assert check(pauses, ORIGIN, now()) == HOLD
     assert pauses.answered(ORIGIN, probe, 503, None)
     assert parts.stats["robotstxt/pause/extended"] == 1
     parts.clock.advance(3.9)
-    assert pauses.check(ORIGIN, now()) == HOLD  # twice as long: 4 s
+    assert check(pauses, ORIGIN, now()) == HOLD  # twice as long: 4 s
     parts.clock.advance(0.2)
     answer = Request(ORIGIN + "/probe")
     assert pauses.admit(ORIGIN, answer, now()) and pauses.probing(answer)
     resumed = pauses.wait(ORIGIN)
     assert not pauses.answered(ORIGIN, answer, 200, None)
-    assert resumed.called and pauses.check(ORIGIN, now()) is None
+    assert resumed.called and check(pauses, ORIGIN, now()) is None
     assert parts.stats["robotstxt/pause/resumed"] == 1
 
 
@@ -126,18 +136,18 @@ def test_answers_sent_before_the_pause_do_not_extend_it() -> None:
     parts.answer(503, retry_after=10)
     assert parts.answer(503, retry_after=100)  # in flight before: sent again, no change
     parts.clock.advance(10.1)
-    assert parts.pauses.check(ORIGIN, parts.clock.seconds()) == PROBE
+    assert check(parts.pauses, ORIGIN, parts.clock.seconds()) == PROBE
 
 
 def test_a_probe_that_never_comes_back_lets_another_one_go() -> None:
     parts = Parts()
     parts.answer(429)
     parts.clock.advance(2.1)
-    assert parts.pauses.check(ORIGIN, parts.clock.seconds()) == PROBE
+    assert check(parts.pauses, ORIGIN, parts.clock.seconds()) == PROBE
     waiter = parts.pauses.wait(ORIGIN)
     parts.clock.advance(30.1)  # probe_timeout
     assert waiter.called
-    assert parts.pauses.check(ORIGIN, parts.clock.seconds()) == PROBE
+    assert check(parts.pauses, ORIGIN, parts.clock.seconds()) == PROBE
 
 
 def test_an_idle_crawl_gives_a_long_pause_up_and_the_store_keeps_it() -> None:
@@ -174,7 +184,7 @@ def test_a_fleet_member_opens_only_once_it_knows_the_pauses_in_the_store() -> No
     assert not opened.called  # the spider (and its first request) waits for the store
     store.answers[0].callback(None)
     assert opened.called
-    assert parts.pauses.check(ORIGIN, parts.clock.seconds()) == HOLD
+    assert check(parts.pauses, ORIGIN, parts.clock.seconds()) == HOLD
     parts.pauses.close()
 
 
@@ -185,7 +195,7 @@ def test_answers_asking_for_0_s_back_off_as_if_they_said_nothing() -> None:
     assert parts.answer(503, retry_after=0)
     for seconds in (2, 4, 8):
         parts.clock.advance(seconds - 0.1)
-        assert pauses.check(ORIGIN, now()) == HOLD
+        assert check(pauses, ORIGIN, now()) == HOLD
         parts.clock.advance(0.2)
         probe = Request(ORIGIN + "/p")
         assert pauses.admit(ORIGIN, probe, now())
@@ -213,19 +223,19 @@ def test_an_answer_through_a_proxy_pauses_that_route_only() -> None:
     assert parts.evicted == [key]
     direct = Request(ORIGIN + "/q")
     other = Request(ORIGIN + "/r", meta={"proxy": "http://other.test:3128"})
-    assert pauses.check(route(ORIGIN, direct), now()) is None
-    assert pauses.check(route(ORIGIN, other), now()) is None
-    assert pauses.check(key, now()) == HOLD
+    assert check(pauses, route(ORIGIN, direct), now()) is None
+    assert check(pauses, route(ORIGIN, other), now()) is None
+    assert check(pauses, key, now()) == HOLD
     assert pauses.why(ORIGIN) == "HTTP 503 at /p"
     # Its probe is given another proxy by a rotating middleware: that says nothing of the
     # paused route, whose next request may probe it at once.
     parts.clock.advance(2.1)
     probe = Request(ORIGIN + "/s", meta={"proxy": "http://user:secret@proxy.test:3128"})
     assert pauses.admit(key, probe, now()) and probe.meta[PROBE_META] == f"{probe.url} probes {key}"
-    assert pauses.check(key, now()) == HOLD
+    assert check(pauses, key, now()) == HOLD
     probe.meta["proxy"] = "http://other.test:3128"
     assert not pauses.answered(route(ORIGIN, probe), probe, 200, None)
-    assert pauses.check(key, now()) == PROBE
+    assert check(pauses, key, now()) == PROBE
     assert parts.stats["robotstxt/pause/resumed"] == 0
 
 

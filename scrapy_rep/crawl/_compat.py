@@ -24,7 +24,6 @@ from twisted.internet.defer import Deferred, succeed
 from scrapy_rep.crawl import _inline
 
 if TYPE_CHECKING:
-    from scrapy.crawler import Crawler
     from scrapy.signalmanager import SignalManager
     from twisted.python.failure import Failure
 
@@ -85,46 +84,33 @@ def process_request(final_gate: FinalGate) -> Callable[..., Any]:
     ``async def`` on Scrapy >= 2.14 (see ASYNC_MIDDLEWARE); before, None, a Request or a
     Deferred, as Scrapy 2.11's own returns.
     """
-    if ASYNC_MIDDLEWARE:
 
-        async def awaitable(
-            self: Any, request: Request, spider: Any = None
-        ) -> Request | Response | None:
-            result = final_gate(self, request)
-            if result is None or isinstance(result, Request):
-                return result
-            return await result
-
-        return awaitable
+    async def awaitable(
+        self: Any, request: Request, spider: Any = None
+    ) -> Request | Response | None:
+        result = final_gate(self, request)
+        return result if result is None or isinstance(result, Request) else await result
 
     def deferred(self: Any, request: Request, spider: Any = None) -> Any:
         result = final_gate(self, request)
-        if result is None or isinstance(result, Request):
-            return result
-        return deferred_from_coro(result)
+        done = result is None or isinstance(result, Request)
+        return result if done else deferred_from_coro(result)
 
-    return deferred
+    return awaitable if ASYNC_MIDDLEWARE else deferred
 
 
 def downloader_middleware(crawler: Any, cls: type[_M]) -> _M | None:
     """The crawl's running downloader middleware of class ``cls`` (a subclass counts), or
-    None before the engine runs. Scrapy >= 2.12 has ``crawler.get_downloader_middleware``;
-    older versions are searched by hand. Newer Scrapy raises instead of answering None for a
-    crawler whose engine does not exist yet."""
+    None before the engine runs. Every version's engine lists them in its downloader's
+    ``middleware.middlewares`` (what Scrapy >= 2.12's ``crawler.get_downloader_middleware``
+    searches); newer Scrapy raises instead of answering None for a crawler whose engine does
+    not exist yet."""
     try:
         engine = crawler.engine
     except RuntimeError:
         return None
-    if engine is None:
-        return None
-    getter = getattr(crawler, "get_downloader_middleware", None)
-    if getter is not None:
-        found: _M | None = getter(cls)
-        return found
-    for middleware in engine.downloader.middleware.middlewares:
-        if isinstance(middleware, cls):
-            return middleware
-    return None
+    middlewares = [] if engine is None else engine.downloader.middleware.middlewares
+    return next((middleware for middleware in middlewares if isinstance(middleware, cls)), None)
 
 
 def _needs_spider(method: Callable[..., Any]) -> bool:
@@ -146,10 +132,9 @@ def count_response(crawler: Any, request: Request, response: Response) -> None:
     Scrapy 2.11 to 2.13's ``DownloaderStats.process_response`` requires the spider; later
     versions warn when it is given."""
     counter = downloader_middleware(crawler, DownloaderStats)
-    if counter is None:
-        return
-    spider = (crawler.spider,) if _STATS_TAKE_SPIDER else ()
-    counter.process_response(request, response, *spider)
+    if counter is not None:
+        spider = (crawler.spider,) if _STATS_TAKE_SPIDER else ()
+        counter.process_response(request, response, *spider)
 
 
 def download(engine: Any, request: Request) -> Deferred[Response]:
@@ -161,8 +146,7 @@ def download(engine: Any, request: Request) -> Deferred[Response]:
     """
     if hasattr(engine, "download_async"):
         return _inline.deliver(engine.download_async(request))
-    result: Deferred[Response] = engine.download(request)
-    return result
+    return engine.download(request)  # type: ignore[no-any-return]
 
 
 def close_spider(engine: Any, spider: Any, reason: str) -> None:
@@ -185,12 +169,9 @@ def downloader_slot(engine: Any, request: Request) -> Any:
     with the public ``get_slot_key(request)``, Scrapy 2.11 with the private
     ``_get_slot_key(request, spider)``."""
     downloader = engine.downloader
-    getter = getattr(downloader, "get_slot_key", None)
-    if getter is not None:  # Scrapy >= 2.12: public, takes the request only
-        key = getter(request)
-    else:  # Scrapy 2.11: private, also takes the spider
-        key = downloader._get_slot_key(request, engine.spider)
-    return downloader.slots.get(key)
+    if hasattr(downloader, "get_slot_key"):
+        return downloader.slots.get(downloader.get_slot_key(request))
+    return downloader.slots.get(downloader._get_slot_key(request, engine.spider))
 
 
 def get_slot(engine: Any, request: Request) -> tuple[str, Any]:
@@ -198,10 +179,8 @@ def get_slot(engine: Any, request: Request) -> tuple[str, Any]:
     ``_get_slot``: Scrapy >= 2.14 takes ``(request)``, 2.11 to 2.13 also the spider. The key
     and slot are Scrapy's own on every version (``download_slot`` meta, ``DOWNLOAD_SLOTS``,
     ``CONCURRENT_REQUESTS_PER_DOMAIN`` / ``_PER_IP``, a slot changed since)."""
-    downloader = engine.downloader
-    if ASYNC_MIDDLEWARE:
-        return downloader._get_slot(request)  # type: ignore[no-any-return]
-    return downloader._get_slot(request, engine.spider)  # type: ignore[no-any-return]
+    spider = () if ASYNC_MIDDLEWARE else (engine.spider,)
+    return engine.downloader._get_slot(request, *spider)  # type: ignore[no-any-return]
 
 
 def slot_limit(slot: Any) -> tuple[int, bool]:
@@ -218,10 +197,7 @@ def in_slot(slot: Any, request: Request, waiting: bool) -> None:
     waiting requests make it look as busy as a slot's queue does on Scrapy < 2.14 (and keep the
     slot from the downloader's slot garbage collection).
     """
-    if waiting:
-        slot.active.add(request)
-    else:
-        slot.active.discard(request)
+    (slot.active.add if waiting else slot.active.discard)(request)
 
 
 def in_flight(engine: Any, request: Request) -> bool:
@@ -254,9 +230,7 @@ def take_queued(engine: Any, wanted: Callable[[Request], bool]) -> list[tuple[Re
     """
     taken: list[tuple[Request, Any]] = []
     for slot in list(getattr(getattr(engine, "downloader", None), "slots", {}).values()):
-        queue = getattr(slot, "queue", None)
-        if not queue:
-            continue
+        queue = getattr(slot, "queue", None) or []
         found = [entry for entry in queue if wanted(entry[0])]
         if found:
             kept = [entry for entry in queue if entry not in found]
@@ -312,17 +286,15 @@ def dupefilter_seen(engine: Any) -> tuple[Callable[[Request], Any], Collection[A
 
     Scrapy >= 2.19 keeps raw fingerprints in ``_fingerprints`` (``fingerprints`` is a
     deprecated copy), from ``fingerprinter.fingerprint`` unless ``request_fingerprint`` is
-    overridden; earlier versions keep their hex form, ``request_fingerprint``, in
-    ``fingerprints``.
+    overridden (then None); earlier versions keep their hex form, ``request_fingerprint``, in
+    ``fingerprints`` (an instance attribute there, a property on 2.19).
     """
     found = dupefilter(engine)
     if type(found) is not RFPDupeFilter:
         return None
     state = vars(found)
     raw = state.get("_fingerprints")
-    if isinstance(raw, set):
-        if state.get("_legacy_fingerprint"):
-            return None
+    if isinstance(raw, set) and not state.get("_legacy_fingerprint"):
         return found.fingerprinter.fingerprint, raw
     hexed = state.get("fingerprints")
     if isinstance(hexed, set):
@@ -352,11 +324,9 @@ def leave_active(engine: Any, request: Request) -> bool:
     return True
 
 
-def crawl(crawler: Crawler, request: Request) -> None:
+def crawl(crawler: Any, request: Request) -> None:
     """``engine.crawl`` (every version): ``request`` to the scheduler, the engine running."""
-    engine = crawler.engine
-    assert engine is not None
-    engine.crawl(request)
+    crawler.engine.crawl(request)
 
 
 def wake(engine: Any) -> None:
@@ -395,9 +365,7 @@ def scrape_failure(engine: Any, request: Request, failure: Failure) -> Any:
     idleness after a download, not after a failure handed to the scraper, and Scrapy 2.11
     then waited for its 5 s heartbeat to close a crawl whose last request was dropped."""
     spider = (engine.spider,) if _ENQUEUE_NEEDS_SPIDER else ()
-    scraped = engine.scraper.enqueue_scrape(failure, request, *spider)
-    scraped.addBoth(_woken, engine)
-    return scraped
+    return engine.scraper.enqueue_scrape(failure, request, *spider).addBoth(_woken, engine)
 
 
 def _woken(result: _R, engine: Any) -> _R:

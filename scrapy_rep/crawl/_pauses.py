@@ -4,7 +4,7 @@ pages answering another 5xx in a row (``core.pause``).
 A paused origin's requests are held as requests for an unknown robots.txt are (``Room``,
 outside the downloader's slots, durable where the crawl is): the one that got the answer
 (``RobotsTxtGuard`` hands it back before RetryMiddleware or the HTTP cache see the answer), the
-ones waiting in its download slot (``evict``) and every new one (the gates ask ``check``). The
+ones waiting in its download slot (``evict``) and every new one (the gates ask ``admit``). The
 pause lasts ``Retry-After`` or a backoff that doubles (``core.pause.pause_seconds``); then
 **one** request probes the origin: an answer resumes it, another "slow down" (or a network
 error) pauses it again, twice as long.
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from scrapy_rep.core.clock import Clock, DelayedCall
     from scrapy_rep.storage.results import RobotsStore, StoredPause
 
-__all__ = ["DONT_PAUSE_META", "HOLD", "PROBE", "PROBE_META", "Pauses", "exempt", "route"]
+__all__ = ["DONT_PAUSE_META", "PROBE_META", "Pauses", "exempt", "route"]
 
 #: Meta key of the one request sent to a paused route once its pause is over. Its value names
 #: the request's URL and the route it probes (``"<url> probes <route>"``): the mark must cross
@@ -56,15 +56,12 @@ _PROBES = " probes "
 #: Meta key a request sets to neither pause its origin nor be held by a pause (an API or
 #: proxy whose own 429/503 says nothing of the site, SPEC H4).
 DONT_PAUSE_META = "rep_dont_pause"
-#: What ``check`` answers besides None (go): wait, or go as the probe.
-HOLD, PROBE = "hold", "probe"
 
 
 def exempt(request: Request) -> bool:
     """SPEC H4: is ``request`` outside the pauses (marked ``rep_dont_pause``, or not obeying
     robots.txt)? It neither waits for a pause nor pauses its site by its answer."""
-    meta = request.meta
-    return bool(meta.get(DONT_PAUSE_META) or meta.get("dont_obey_robotstxt"))
+    return bool(request.meta.get(DONT_PAUSE_META) or request.meta.get("dont_obey_robotstxt"))
 
 
 def route(origin: str, request: Request) -> str:
@@ -125,7 +122,7 @@ class Pauses:
         owner: str,
         shared: bool,
         poll_interval: float,
-        evict: Callable[[str], None] = lambda origin: None,
+        evict: Callable[[str], None],
     ) -> None:
         """``shared``: the store is a fleet's or a job's (SQLite, Redis), so pauses are read
         back and polled; ``evict(origin)``: send back the origin's requests waiting in the
@@ -170,10 +167,8 @@ class Pauses:
         self._closed = True
         if self._poll.running:
             self._poll.stop()
-        for timer in self._timers.values():
-            if timer.active():
-                timer.cancel()
-        self._timers.clear()
+        for key in list(self._timers):
+            self._cancel(key)
         waiters, self._waiters = self._waiters, {}
         for found in waiters.values():
             for waiter in found:
@@ -195,30 +190,23 @@ class Pauses:
         it goes back to the gate."""
         request.meta.pop(PROBE_META, None)
 
-    def check(self, key: str, now: float) -> str | None:
-        """May a request by route ``key`` go now? None: yes; ``PROBE``: yes, as the one probe
-        (mark it ``PROBE_META``); ``HOLD``: hold it until ``wait`` fires."""
+    def admit(self, key: str, request: Request, now: float) -> bool:
+        """May ``request``, by route ``key``, go now? Yes if the route is not paused, or as the
+        one probe of a route whose pause is over (then marked ``PROBE_META``); False: hold it
+        until ``wait`` fires."""
         pause = self.paused.get(key)
         if pause is None:
-            return None
-        if now < pause.until or not pause.may_probe:
-            return HOLD
-        if pause.probe_at is not None and now < pause.probe_at + self._probe_timeout:
-            return HOLD
+            return True
+        probe_out = pause.probe_at is not None and now < pause.probe_at + self._probe_timeout
+        if now < pause.until or not pause.may_probe or probe_out:
+            return False
         pause.probe_at = now
         self._events.count(PAUSE_PROBES)
         # A probe dropped on its way (or never answered) must not keep the origin shut: after
         # the timeout the next request may probe.
         self._timers[key] = self._clock.callLater(self._probe_timeout, self._wake, key)
-        return PROBE
-
-    def admit(self, key: str, request: Request, now: float) -> bool:
-        """May ``request``, by route ``key``, go now (``check``)? As the one probe it is marked
-        ``PROBE_META``; False: hold it."""
-        verdict = self.check(key, now)
-        if verdict == PROBE:
-            request.meta[PROBE_META] = f"{request.url}{_PROBES}{key}"
-        return verdict != HOLD
+        request.meta[PROBE_META] = f"{request.url}{_PROBES}{key}"
+        return True
 
     def wait(self, origin: str, trigger: Request | None = None) -> Deferred[None]:
         """Fired when a request of ``origin`` (by ``trigger``'s route) may go: its probe may,
@@ -279,7 +267,7 @@ class Pauses:
         else:
             after = f" with Retry-After {retry_after:g}s" if retry_after is not None else ""
             reason = f"HTTP {status}{after} at {path}"
-        self._failed(key, request, retry_after, reason, probe)
+        self._failed(key, retry_after, reason, probe)
         return True
 
     def probe_failed(self, key: str, request: Request, error: str) -> bool:
@@ -287,7 +275,7 @@ class Pauses:
         as long. True when ``request`` was its probe (it is then sent again after the pause)."""
         if not self._probed(key, request):
             return False
-        self._failed(key, request, None, f"{error} at {_path(request)}", probe=True)
+        self._failed(key, None, f"{error} at {_path(request)}", probe=True)
         return True
 
     def _probed(self, key: str, request: Request) -> bool:
@@ -303,17 +291,9 @@ class Pauses:
             if pause is not None and pause.probe_at is not None:
                 pause.probe_at = None
                 self._wake(probed)
-            return False
-        return True
+        return probed == key
 
-    def _failed(
-        self,
-        key: str,
-        request: Request,
-        retry_after: float | None,
-        reason: str,
-        probe: bool,
-    ) -> None:
+    def _failed(self, key: str, retry_after: float | None, reason: str, probe: bool) -> None:
         now = self._clock.seconds()
         pause = self.paused.get(key)
         if pause is not None and not probe:
@@ -321,25 +301,24 @@ class Pauses:
             return
         failures = 1 if pause is None else pause.failures + 1
         seconds = pause_seconds(failures, retry_after, self._delay, self._max_delay)
+        self._events.count(PAUSED if pause is None else PAUSE_EXTENDED)
         if pause is None:
             pause = self._add(key, _Pause(now + seconds, failures, reason, since=now))
-            self._events.count(PAUSED)
             self._evict(key)
         else:
-            self._events.count(PAUSE_EXTENDED)
             pause.until, pause.failures, pause.reason = now + seconds, failures, reason
             pause.probe_at, pause.may_probe = None, False
         self._events.paused(key, seconds, reason, first=failures == 1)
         self._schedule(key, seconds)
         written = self._store_call(self._store.set_pause, key, seconds, failures, reason)
-        written.addCallback(lambda done: self._written(key, pause, done))
+        written.addCallback(self._written, key, pause)
 
     def _add(self, key: str, pause: _Pause) -> _Pause:
         self.paused[key] = pause
         self._routes.setdefault(_origin_of(key), set()).add(key)
         return pause
 
-    def _written(self, key: str, pause: _Pause, done: object) -> None:
+    def _written(self, done: object, key: str, pause: _Pause) -> None:
         if done is not _FAILED and self.paused.get(key) is pause:
             pause.stored = True
 
@@ -350,24 +329,24 @@ class Pauses:
         if pause is None:
             return
         origin = _origin_of(key)
-        routes = self._routes.get(origin)
-        if routes is not None:
-            routes.discard(key)
-            if not routes:
-                del self._routes[origin]
-        timer = self._timers.pop(key, None)
-        if timer is not None and timer.active():
-            timer.cancel()
+        routes = self._routes[origin]
+        routes.remove(key)
+        if not routes:
+            del self._routes[origin]
+        self._cancel(key)
         self._events.resumed(key, self._clock.seconds() - pause.since, why)
         if here:
             self._store_call(self._store.clear_pause, key)
-            self._store_call(self._store.release_lease, _probe_key(key), self._owner)
+            self._store_call(self._store.release_lease, f"probe:{key}", self._owner)
         self._wake(key)
 
-    def _schedule(self, origin: str, seconds: float) -> None:
-        timer = self._timers.pop(origin, None)
+    def _cancel(self, key: str) -> None:
+        timer = self._timers.pop(key, None)
         if timer is not None and timer.active():
             timer.cancel()
+
+    def _schedule(self, origin: str, seconds: float) -> None:
+        self._cancel(origin)
         if not self._closed:
             self._timers[origin] = self._clock.callLater(max(0.0, seconds), self._over, origin)
 
@@ -377,12 +356,8 @@ class Pauses:
         pause = self.paused.get(origin)
         if pause is None or self._closed:
             return
-        if not self._shared:
-            self._may_probe(origin, pause, True)
-            return
-        claim = self._store_call(
-            self._store.acquire_lease, _probe_key(origin), self._owner, self._probe_timeout
-        )
+        lease = (self._store.acquire_lease, f"probe:{origin}", self._owner, self._probe_timeout)
+        claim = self._store_call(*lease) if self._shared else succeed(True)
         claim.addCallback(lambda taken: self._may_probe(origin, pause, taken is True))
 
     def _may_probe(self, origin: str, pause: _Pause, taken: bool) -> None:
@@ -407,8 +382,7 @@ class Pauses:
     def _changed(self, version: object) -> Deferred[None] | None:
         if version is _FAILED or version == self._version:
             return None
-        found = self._store_call(self._store.pauses)
-        return found.addCallback(self._merge)
+        return self._store_call(self._store.pauses).addCallback(self._merge)
 
     def _polled(self, result: object) -> None:
         self._polling = False
@@ -418,8 +392,7 @@ class Pauses:
         ended."""
         if read is _FAILED or self._closed:
             return
-        version, stored = cast("tuple[int, dict[str, StoredPause]]", read)
-        self._version = version
+        self._version, stored = cast("tuple[int, dict[str, StoredPause]]", read)
         now = self._clock.seconds()
         for origin, found in stored.items():
             pause = self.paused.get(origin)
@@ -447,10 +420,6 @@ class Pauses:
 
 #: What ``Pauses._store_call`` gives for a store call that failed.
 _FAILED = object()
-
-
-def _probe_key(origin: str) -> str:
-    return f"probe:{origin}"
 
 
 def _path(request: Request) -> str:

@@ -20,11 +20,11 @@ from __future__ import annotations
 import logging
 import weakref
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from scrapy.settings import SETTINGS_PRIORITIES, Settings
+from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.misc import load_object
 
 from scrapy_rep.core.policy import Limits
@@ -50,7 +50,6 @@ __all__ = [
     "purpose",
     "refused_at_startup",
     "store_options",
-    "unknown_setting",
     "usage_documents",
     "warn_unknown_settings",
 ]
@@ -107,15 +106,14 @@ def refused_at_startup(crawler: Crawler) -> Iterator[None]:
         raise SettingError(str(exc)) from None
 
 
-#: Where a setting was set, by the name of the priority Scrapy set it at.
-_SET_AT = {
-    "project": "in the project settings",
-    "spider": "in the spider's custom_settings",
-    "cmdline": "with -s on the command line",
-    "command": "by the command",
-    "addon": "by an add-on",
+#: Where a setting was set, by the priority Scrapy set it at.
+_SET_AT: dict[int | None, str] = {
+    SETTINGS_PRIORITIES["project"]: "in the project settings",
+    SETTINGS_PRIORITIES["spider"]: "in the spider's custom_settings",
+    SETTINGS_PRIORITIES["cmdline"]: "with -s on the command line",
+    SETTINGS_PRIORITIES["command"]: "by the command",
+    SETTINGS_PRIORITIES["addon"]: "by an add-on",
 }
-_PRIORITY_NAMES = {number: name for name, number in SETTINGS_PRIORITIES.items()}
 #: The names of each crawler's settings already looked at (and warned about if unknown).
 _checked: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
 
@@ -133,34 +131,24 @@ def warn_unknown_settings(crawler: Crawler) -> None:
         if not isinstance(name, str) or name in SETTINGS or name in checked:
             continue
         checked.add(name)
-        if name[:4].upper() == "REP_":
-            guesses = misspelled(name)
+        rep = name[:4].upper() == "REP_"
+        guesses = misspelled(name) if rep else misspelled(name, most_edits=1)
+        if not (rep or guesses):
+            continue
+        unknown = f"Unknown setting {name} (set {_set_at(settings.getpriority(name))})"
+        if guesses:
+            message = f"{unknown}: did you mean {' or '.join(guesses)}? scrapy-rep ignores it"
         else:
-            guesses = misspelled(name, most_edits=1)
-            if not guesses:
-                continue
-        message = unknown_setting(name, f"set {_set_at(settings.getpriority(name))}", guesses)
+            message = (
+                f"{unknown}: scrapy-rep has no such setting (README's settings tables list them) "
+                "and ignores it"
+            )
         logger.warning("%s", message, extra={"crawler": crawler})
 
 
 def _set_at(priority: int | None) -> str:
     """Where a setting at ``priority`` was set, in words ("in the project settings")."""
-    label = _PRIORITY_NAMES.get(priority) if priority is not None else None
-    return _SET_AT.get(label or "", f"at priority {priority}")
-
-
-def unknown_setting(name: str, where: str, guesses: tuple[str, ...]) -> str:
-    """The warning about setting ``name``, which scrapy-rep does not have, with the settings
-    it most likely misspells (``core.settings.misspelled``)."""
-    if guesses:
-        return (
-            f"Unknown setting {name} ({where}): did you mean {' or '.join(guesses)}? "
-            "scrapy-rep ignores it"
-        )
-    return (
-        f"Unknown setting {name} ({where}): scrapy-rep has no such setting (README's settings "
-        "tables list them) and ignores it"
-    )
+    return _SET_AT.get(priority, f"at priority {priority}")
 
 
 @dataclass(frozen=True)
@@ -176,10 +164,9 @@ class MiddlewareSettings:
     purpose: Purpose = NO_PURPOSE
     fetch_timeout: float = default("REP_FETCH_TIMEOUT")
     fetch_meta_keys: tuple[str, ...] = default("REP_FETCH_META_KEYS")
-    #: REP_USAGE_SOURCES: tdmrep.json and what the project adds.
-    usage_documents: tuple[UsageDocument, ...] = field(
-        default_factory=lambda: usage_documents(Settings())
-    )
+    #: REP_USAGE_SOURCES: tdmrep.json and what the project adds. Keyword-only, so that it needs
+    #: no default where it stands in the reading order (``_read``).
+    usage_documents: tuple[UsageDocument, ...] = field(kw_only=True)
     crawl_delay_max: float = default("REP_CRAWL_DELAY_MAX")
     crawl_delay_above_max: str = default("REP_CRAWL_DELAY_ABOVE_MAX")
     pause: bool = default("REP_PAUSE")
@@ -210,12 +197,14 @@ class MiddlewareSettings:
 
 
 def _read(cls: type[_T], settings: BaseSettings, **made: Callable[[], Any]) -> _T:
-    """``cls`` with each field the REP_* setting of its name in capitals, or what ``made``
-    makes for it; read in field order (with several bad values, the first is reported)."""
+    """``cls`` with each field the REP_* setting of its name in capitals (or the one its
+    metadata names), or what ``made`` makes for it; read in field order (with several bad
+    values, the first is reported)."""
     values: dict[str, Any] = {}
     for f in fields(cls):  # type: ignore[arg-type]
         make = made.get(f.name)
-        values[f.name] = make() if make else _setting(settings, f"REP_{f.name.upper()}")
+        name = f.metadata.get("setting", f"REP_{f.name.upper()}")
+        values[f.name] = make() if make else _setting(settings, name)
     return cls(**values)
 
 
@@ -223,9 +212,9 @@ def _read(cls: type[_T], settings: BaseSettings, **made: Callable[[], Any]) -> _
 class PageSettings:
     """What the page level runs with (REP_PAGE_*, REP_USAGE_ITEMS, REP_USAGE_FIELD)."""
 
-    noindex: str
-    noindex_field: str
-    rel_nofollow: bool
+    noindex: str = field(metadata={"setting": "REP_PAGE_NOINDEX"})
+    noindex_field: str = field(metadata={"setting": "REP_PAGE_NOINDEX_FIELD"})
+    rel_nofollow: bool = field(metadata={"setting": "REP_PAGE_RELNOFOLLOW"})
     purpose: Purpose = NO_PURPOSE
     usage_items: str = default("REP_USAGE_ITEMS")
     usage_field: str = default("REP_USAGE_FIELD")
@@ -233,14 +222,7 @@ class PageSettings:
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> PageSettings:
         """The settings; a bad value raises ValueError naming the setting."""
-        return cls(
-            noindex=_setting(settings, "REP_PAGE_NOINDEX"),
-            noindex_field=_setting(settings, "REP_PAGE_NOINDEX_FIELD"),
-            rel_nofollow=_setting(settings, "REP_PAGE_RELNOFOLLOW"),
-            purpose=purpose(settings),
-            usage_items=_setting(settings, "REP_USAGE_ITEMS"),
-            usage_field=_setting(settings, "REP_USAGE_FIELD"),
-        )
+        return _read(cls, settings, purpose=lambda: purpose(settings))
 
     @staticmethod
     def enabled(settings: BaseSettings) -> bool:
@@ -272,11 +254,8 @@ def usage_documents(settings: BaseSettings) -> tuple[UsageDocument, ...]:
         documents.append(document)
     names = [document.name for document in documents]
     prefixes = [document.stats_prefix for document in documents]
-    if (
-        len(set(names)) < len(names)
-        or len(set(prefixes)) < len(prefixes)
-        or "robotstxt" in prefixes
-    ):
+    # robots.txt's own stats prefix counts as taken.
+    if len(set(names)) < len(names) or len(set(prefixes) - {"robotstxt"}) < len(prefixes):
         raise ValueError(
             f"REP_USAGE_SOURCES: each usage document needs its own name and stats_prefix "
             f"(and not robots.txt's), got {names} and {prefixes}"
@@ -309,10 +288,9 @@ def _check_parser_setting(settings: BaseSettings) -> None:
     priority = settings.getpriority("ROBOTSTXT_PARSER")
     if value is None or priority is None or priority <= SETTINGS_PRIORITIES["default"]:
         return
-    try:
+    parser = value  # a path that does not load stays a string: refused
+    with suppress(ImportError, NameError, ValueError, AttributeError):
         parser = load_object(value) if isinstance(value, str) else value
-    except (ImportError, NameError, ValueError, AttributeError):
-        parser = None
     if isinstance(parser, type) and issubclass(parser, RobotParser):
         return
     raise ValueError(
