@@ -61,20 +61,18 @@ class Harness:
         crawler = get_crawler(Spider, {"USER_AGENT": "TestBot/1.0"})
         events = Events(crawler.stats, lambda: None)
         self.delays: list[tuple[Request, float]] = []
+        defaults = MiddlewareSettings.from_settings(Settings())
+        config = replace(defaults, parsed_cache_size=100, purpose=purpose)
         self.verdicts = Verdicts(
             crawler,
             CrawlerTokens.from_settings(crawler.settings),
             events,
             Drops(events, self.clock),
-            purpose,
-            delay_max=10.0,
-            above_max="skip",
+            replace(config, crawl_delay_max=10.0, crawl_delay_above_max="skip"),
         )
         self.pending: dict[str, Deferred[Any]] = {}
         # Requests the holds sent on to the scheduler (engine.crawl).
         self.crawled: list[Request] = []
-        defaults = MiddlewareSettings.from_settings(Settings())
-        config = replace(defaults, parsed_cache_size=100, purpose=purpose)
         self.parts: Components = build_components(
             clock=self.clock,
             store=MemoryStore(clock=self.clock.seconds),

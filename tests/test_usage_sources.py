@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from types import SimpleNamespace
 from typing import Any, cast
 
@@ -33,6 +34,7 @@ from scrapy_rep.crawl import _verdict
 from scrapy_rep.crawl._cache import ROBOTS, OriginCache, OriginState, usage_kind
 from scrapy_rep.crawl._drops import Drops
 from scrapy_rep.crawl._events import Events
+from scrapy_rep.crawl._settings import MiddlewareSettings
 from scrapy_rep.crawl._verdict import Verdicts
 from scrapy_rep.crawl.page_middleware import PageRobotsMiddleware, response_statements
 
@@ -98,7 +100,8 @@ class _Crawl:
         crawler = get_crawler(Spider, {"ROBOTSTXT_OBEY": True, "USER_AGENT": "TestBot/1.0"})
         events = Events(crawler.stats, lambda: None)
         tokens = CrawlerTokens.from_settings(crawler.settings)
-        self.verdicts = Verdicts(crawler, tokens, events, Drops(events, task.Clock()), purpose)
+        config = replace(MiddlewareSettings.from_settings(crawler.settings), purpose=purpose)
+        self.verdicts = Verdicts(crawler, tokens, events, Drops(events, task.Clock()), config)
         self.robots, self.known = robots, [(TDMREP, tdm)]
         self.page = PageRobotsMiddleware.from_crawler(crawler)
         # The robots.txt middleware's answer for a request it let go: what it was judged by.
@@ -308,7 +311,6 @@ def test_a_store_outage_while_reading_tdmrep_json_is_warned_and_counted(
     from twisted.internet.defer import succeed
 
     from scrapy_rep.core.policy import Fetch
-    from scrapy_rep.crawl._settings import MiddlewareSettings
     from scrapy_rep.crawl.robotstxt_middleware import build_components
 
     clock, stats, urls = task.Clock(), Stats(), []

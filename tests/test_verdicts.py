@@ -6,6 +6,7 @@ signal sent by the engine's signal manager) is in test_errbacks.py."""
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -29,6 +30,7 @@ from scrapy_rep.core.usage import UsagePrefs
 from scrapy_rep.crawl._cache import ROBOTS, OriginCache, OriginState, usage_kind
 from scrapy_rep.crawl._drops import Drops
 from scrapy_rep.crawl._events import Events
+from scrapy_rep.crawl._settings import MiddlewareSettings
 from scrapy_rep.crawl._verdict import Known, Verdicts
 from scrapy_rep.crawl.exceptions import RequestDropped
 
@@ -57,7 +59,8 @@ class Gate:
             signal_dropped=self.signalled.append,
         )
         tokens = CrawlerTokens.from_settings(crawler.settings)
-        self.verdicts = Verdicts(crawler, tokens, events, drops, purpose)
+        config = replace(MiddlewareSettings.from_settings(crawler.settings), purpose=purpose)
+        self.verdicts = Verdicts(crawler, tokens, events, drops, config)
 
     def stat(self, name: str) -> Any:
         return self.stats.get_value(name, 0)

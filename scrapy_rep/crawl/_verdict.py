@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
 from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.request import fingerprint as _scrapy_fingerprint
 
-from scrapy_rep.core.purpose import NO_PURPOSE, Purpose
 from scrapy_rep.core.seen import BoundedSet
 from scrapy_rep.core.sources import Statement, UsageDocument, known_statements, usage_of
 from scrapy_rep.core.stats import CRAWL_DELAY_APPLIED
@@ -35,6 +34,7 @@ if TYPE_CHECKING:
     from scrapy_rep.crawl._cache import OriginState
     from scrapy_rep.crawl._drops import Drops
     from scrapy_rep.crawl._events import Events
+    from scrapy_rep.crawl._settings import MiddlewareSettings
 
 __all__ = ["SKIP", "Known", "Verdicts", "served", "served_documents", "user_agent"]
 
@@ -54,22 +54,16 @@ class Verdicts:
         tokens: CrawlerTokens,
         events: Events,
         drops: Drops,
-        purpose: Purpose = NO_PURPOSE,
-        *,
-        delay_on: bool = True,
-        delay_max: float = math.inf,
-        above_max: str = "clamp",
+        config: MiddlewareSettings,
     ) -> None:
-        """``delay_on``, ``delay_max``, ``above_max``: REP_CRAWL_DELAY, REP_CRAWL_DELAY_MAX and
-        REP_CRAWL_DELAY_ABOVE_MAX."""
+        """``config``: the declared purpose (REP_USAGE_PURPOSES), REP_CRAWL_DELAY,
+        REP_CRAWL_DELAY_MAX and REP_CRAWL_DELAY_ABOVE_MAX."""
         self._crawler = crawler
         self._tokens = tokens
         self._events = events
         self._drops = drops
-        self.purpose = purpose
-        self._delay_on = delay_on
-        self._delay_max = delay_max
-        self._above_max = above_max
+        self.purpose = config.purpose
+        self._config = config
         # Disallowed requests counted and logged already (the gate runs before the dupefilter).
         self._reported: BoundedSet[bytes] = BoundedSet()
         fingerprinter = getattr(crawler, "request_fingerprinter", None)
@@ -93,9 +87,10 @@ class Verdicts:
                 )
         if state.crawl_delay == SKIP:
             asked = robots.crawl_delay(self._tokens.default) if robots is not None else None
+            most = self._config.crawl_delay_max
             return Why(
                 "crawl_delay",
-                f"Crawl-delay {asked:g}s above REP_CRAWL_DELAY_MAX={self._delay_max:g}s",
+                f"Crawl-delay {asked:g}s above REP_CRAWL_DELAY_MAX={most:g}s",
                 state.origin,
                 rule="REP_CRAWL_DELAY_ABOVE_MAX = 'skip'",
             )
@@ -176,10 +171,10 @@ class Verdicts:
     def crawl_delay_of(self, robots: RobotsTxt) -> float | None:
         """The Crawl-delay the origin's slot gets (REP_CRAWL_DELAY): the selected group's,
         capped at REP_CRAWL_DELAY_MAX, or ``SKIP`` (REP_CRAWL_DELAY_ABOVE_MAX = "skip")."""
-        asked = robots.crawl_delay(self._tokens.default)
-        if asked is None or asked <= self._delay_max:
+        asked, most = robots.crawl_delay(self._tokens.default), self._config.crawl_delay_max
+        if asked is None or asked <= most:
             return asked
-        return self._delay_max if self._above_max == "clamp" else SKIP
+        return most if self._config.crawl_delay_above_max == "clamp" else SKIP
 
     def rules_parsed(self, state: _State, previous: _State | None, trigger: Request | None) -> None:
         """``state`` installed for its origin: for new rules, say what is done with their
@@ -193,9 +188,8 @@ class Verdicts:
         # The Crawl-delay it asks of this crawler, whether applied or not.
         asked = robots.crawl_delay(self._tokens.default)
         if asked is not None:
-            self._events.crawl_delay(
-                state.origin, asked, state.crawl_delay, on=self._delay_on, most=self._delay_max
-            )
+            on, most = self._config.crawl_delay, self._config.crawl_delay_max
+            self._events.crawl_delay(state.origin, asked, state.crawl_delay, on=on, most=most)
         _compat.send_robots_parsed(
             self._crawler.signals, robotparser=self.parser(robots), request=trigger
         )

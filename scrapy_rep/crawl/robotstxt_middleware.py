@@ -318,10 +318,7 @@ class RobotsTxtMiddleware:
             settings_tokens(crawler.settings, crawler),
             self._events,
             self._drops,
-            config.purpose,
-            delay_on=config.crawl_delay,
-            delay_max=config.crawl_delay_max,
-            above_max=config.crawl_delay_above_max,
+            config,
         )
         self._config = config
 
