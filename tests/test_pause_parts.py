@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
 from scrapy.http import Request
+from scrapy.settings import Settings
 from test_crawl_parts import Stats
 from twisted.internet import task
 from twisted.internet.defer import Deferred
@@ -13,6 +15,7 @@ from twisted.internet.defer import Deferred
 from scrapy_rep.core.pause import STRUGGLING_PAGES, Struggle, page_answer, pause_seconds
 from scrapy_rep.crawl._events import Events
 from scrapy_rep.crawl._pauses import PROBE_META, Pauses, route
+from scrapy_rep.crawl._settings import MiddlewareSettings
 from scrapy_rep.storage.results import MemoryStore
 
 ORIGIN = "http://a.test"
@@ -81,13 +84,16 @@ class Parts:
             clock=self.clock,
             store=self.store,
             events=Events(self.stats, lambda: None),
-            delay=2,
-            max_delay=600,
-            give_up_after=60,
+            config=replace(
+                MiddlewareSettings.from_settings(Settings()),
+                pause_delay=2,
+                pause_max_delay=600,
+                pause_give_up_after=60,
+                lease_poll_interval=0.5,
+            ),
             probe_timeout=30,
             owner="me",
             shared=shared,
-            poll_interval=0.5,
             evict=self.evicted.append,
             **kwargs,
         )

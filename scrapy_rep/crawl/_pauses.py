@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from scrapy.http import Request
 
     from scrapy_rep.core.clock import Clock, DelayedCall
+    from scrapy_rep.crawl._settings import MiddlewareSettings
     from scrapy_rep.storage.results import RobotsStore, StoredPause
 
 __all__ = ["DONT_PAUSE_META", "PROBE_META", "Pauses", "exempt", "route"]
@@ -115,24 +116,20 @@ class Pauses:
         clock: Clock,
         store: RobotsStore,
         events: Events,
-        delay: float,
-        max_delay: float,
-        give_up_after: float,
+        config: MiddlewareSettings,
         probe_timeout: float,
         owner: str,
         shared: bool,
-        poll_interval: float,
         evict: Callable[[str], None],
     ) -> None:
-        """``shared``: the store is a fleet's or a job's (SQLite, Redis), so pauses are read
-        back and polled; ``evict(origin)``: send back the origin's requests waiting in the
-        download slots."""
+        """``config``: REP_PAUSE_DELAY, REP_PAUSE_MAX_DELAY, REP_PAUSE_GIVE_UP_AFTER and how
+        often a shared store is polled; ``shared``: the store is a fleet's or a job's (SQLite,
+        Redis), so pauses are read back and polled; ``evict(origin)``: send back the origin's
+        requests waiting in the download slots."""
         self._clock = clock
         self._store = store
         self._events = events
-        self._delay = delay
-        self._max_delay = max_delay
-        self._give_up_after = give_up_after
+        self._config = config
         self._probe_timeout = probe_timeout
         self._owner = owner
         self._shared = shared
@@ -150,7 +147,6 @@ class Pauses:
         self._polling = False
         self._poll = task.LoopingCall(self._poll_store)
         self._poll.clock = cast(Any, clock)
-        self._poll_interval = poll_interval
         self._closed = False
 
     def open(self) -> Deferred[None]:
@@ -160,7 +156,7 @@ class Pauses:
         if not self._shared:
             return succeed(None)
         first = self._poll_store()
-        self._poll.start(self._poll_interval, now=False)
+        self._poll.start(self._config.lease_poll_interval, now=False)
         return first if first is not None else succeed(None)
 
     def close(self) -> None:
@@ -222,16 +218,17 @@ class Pauses:
     def given_up(self, origin: str) -> str | None:
         """Why the crawl may stop waiting for ``origin`` (a route of it paused for longer than
         REP_PAUSE_GIVE_UP_AFTER), or None."""
-        if self._give_up_after <= 0:
+        give_up_after = self._config.pause_give_up_after
+        if give_up_after <= 0:
             return None
         now = self._clock.seconds()
         for key in self._routes.get(origin, ()):
             pause = self.paused[key]
             paused_for = now - pause.since
-            if paused_for >= self._give_up_after:
+            if paused_for >= give_up_after:
                 return (
                     f"its pages have asked to slow down for {paused_for:.0f}s ({pause.reason}), "
-                    f"longer than REP_PAUSE_GIVE_UP_AFTER={self._give_up_after:g}s"
+                    f"longer than REP_PAUSE_GIVE_UP_AFTER={give_up_after:g}s"
                 )
         return None
 
@@ -300,7 +297,8 @@ class Pauses:
             # Sent before the pause began: the pause stands as it is.
             return
         failures = 1 if pause is None else pause.failures + 1
-        seconds = pause_seconds(failures, retry_after, self._delay, self._max_delay)
+        config = self._config
+        seconds = pause_seconds(failures, retry_after, config.pause_delay, config.pause_max_delay)
         self._events.count(PAUSED if pause is None else PAUSE_EXTENDED)
         if pause is None:
             pause = self._add(key, _Pause(now + seconds, failures, reason, since=now))

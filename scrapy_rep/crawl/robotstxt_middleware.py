@@ -222,14 +222,11 @@ def build_components(
         clock=clock,
         store=store,
         events=events,
-        delay=config.pause_delay,
-        max_delay=config.pause_max_delay,
-        give_up_after=config.pause_give_up_after,
+        config=config,
         probe_timeout=probe_timeout,
         owner=owner,
         # A fleet's or a job's store: pauses are read back and followed.
         shared=not config.store.url.startswith("memory:"),
-        poll_interval=config.lease_poll_interval,
         evict=lambda key: page_answers.evict(key),
     )
     admission = Admission(
