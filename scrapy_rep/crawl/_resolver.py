@@ -31,7 +31,7 @@ from twisted.internet import task
 from twisted.internet.defer import Deferred, fail, inlineCallbacks, maybeDeferred, succeed
 from twisted.python.failure import Failure
 
-from scrapy_rep.core.policy import Entry, Fetch, Limits, given_up, record, retry_delay, serving
+from scrapy_rep.core.policy import Entry, Fetch, given_up, record, retry_delay, serving
 from scrapy_rep.crawl._events import give_up_reason, guarded, withdraw
 from scrapy_rep.storage.results import RobotsStore, StoredRobots
 
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from scrapy_rep.core.clock import Clock, DelayedCall
     from scrapy_rep.crawl._cache import OriginCache, OriginReport, OriginState
     from scrapy_rep.crawl._events import Events
+    from scrapy_rep.crawl._settings import MiddlewareSettings
 
 __all__ = ["COPY_FLAG", "Announce", "FetcherLike", "Resolver"]
 
@@ -80,13 +81,12 @@ class Resolver(Generic[D]):
         fetcher: FetcherLike,
         cache: OriginCache[D],
         events: Events,
-        limits: Limits,
-        lease_ttl: float,
-        lease_poll_interval: float,
+        config: MiddlewareSettings,
         owner: str,
-        announce: Announce | None = None,
+        announce: Announce,
     ) -> None:
-        """``cache``: the states of the kind of document resolved (``cache.kind``)."""
+        """``cache``: the states of the kind of document resolved (``cache.kind``);
+        ``config``: the retry schedule and caching limits (SPEC B2, B3) and the fetch leases'."""
         self._clock = clock
         self._store = store
         self._fetcher = fetcher
@@ -95,9 +95,9 @@ class Resolver(Generic[D]):
         #: The document's name (``robots.txt``): what requests held for it wait for.
         self.name = cache.kind.name
         self._events = events
-        self._limits = limits
-        self._lease_ttl = lease_ttl
-        self._poll = lease_poll_interval
+        self._limits = config.limits
+        self._lease_ttl = config.lease_ttl
+        self._poll = config.lease_poll_interval
         self._owner = owner
         self._announce = announce
         # Per origin, the Deferreds of those waiting for it to serve (``wait``).
@@ -414,8 +414,7 @@ class Resolver(Generic[D]):
             # The request that triggered this resolution; forgotten once the origin is answered.
             triggers = self._triggers
             trigger = triggers.pop(origin, None) if self.serves(state) else triggers.get(origin)
-            if self._announce is not None:
-                self._announce(state, previous, now, trigger, from_store)
+            self._announce(state, previous, now, trigger, from_store)
         return state
 
     def _load(self, origin: str) -> Deferred[tuple[StoredRobots | None, Entry | None]]:

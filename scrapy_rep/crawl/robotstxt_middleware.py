@@ -183,9 +183,7 @@ def build_components(
             fetcher=fetcher_for(kind),
             cache=OriginCache(kind, config.limits, config.parsed_cache_size, delay),
             events=events,
-            limits=config.limits,
-            lease_ttl=config.lease_ttl,
-            lease_poll_interval=config.lease_poll_interval,
+            config=config,
             owner=owner,
             announce=announced,
         )
