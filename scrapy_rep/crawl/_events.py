@@ -420,9 +420,6 @@ class Events:
     def store_failed(self, error: str) -> None:
         self._store.failed(error)
 
-    def store_answered(self) -> None:
-        self._store.answered()
-
     def resolve_failed(self, document: str, origin: str, error: Failure, *, first: bool) -> None:
         """Resolving ``document`` of ``origin`` failed outright: ERROR with its traceback the
         first time in a row, DEBUG after (it is retried, backing off)."""
@@ -633,14 +630,14 @@ def withdraw(waiters: dict[str, list[Deferred[_W]]], key: str, waiter: Deferred[
 
 def guarded(events: Events, call: Deferred[Any], default: Any = None) -> Deferred[Any]:
     """``call``'s result (a store call), or ``default`` when the store fails: warned once per
-    outage (``Events.store_failed``), its end told (``Events.store_answered``)."""
+    outage, its end told (the ``Outage`` of ``events``, as for ``Events.store_failed``)."""
 
     def answered(result: Any) -> Any:
-        events.store_answered()
+        events._store.answered()
         return result
 
     def failed(failure: Failure) -> Any:
-        events.store_failed(failure.getErrorMessage())
+        events._store.failed(failure.getErrorMessage())
         return default
 
     return call.addCallbacks(answered, failed)
