@@ -296,15 +296,14 @@ class Events:
     def drop_summary(self, total: int, origins: int, top: list[tuple[str, str]]) -> None:
         """At close: how many requests scrapy-rep dropped, and from where most of them (each
         origin with its counts by reason, ``Drops.summarize``)."""
-        if not total:
-            return
-        self._log.info(
-            "scrapy-rep dropped %d request(s), not downloaded, from %d origin(s)%s:%s",
-            total,
-            origins,
-            f" (the {len(top)} with the most below)" if origins > len(top) else "",
-            "".join(f"\n  {origin}: {counts}" for origin, counts in top),
-        )
+        if total:
+            self._log.info(
+                "scrapy-rep dropped %d request(s), not downloaded, from %d origin(s)%s:%s",
+                total,
+                origins,
+                f" (the {len(top)} with the most below)" if origins > len(top) else "",
+                "".join(f"\n  {origin}: {counts}" for origin, counts in top),
+            )
 
     def kept(self, origin: str, kept: int, reason: str, next_run: str | None) -> None:
         """The crawl stopped waiting for ``origin``'s robots.txt (``reason``): ``kept`` held
