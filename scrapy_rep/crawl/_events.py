@@ -256,7 +256,8 @@ class Events:
         self._stats.max_value(stat, value)
 
     def refused(self, request: Request, why: Why, where: Where) -> None:
-        """``request`` refused by a gate (``why.reason``: "disallowed" or "usage")."""
+        """``request`` refused by a gate (``why.reason``: "disallowed" or "usage"; "crawl_delay",
+        above REP_CRAWL_DELAY_MAX, is only counted)."""
         scheduling = where == "before_schedule"
         when = "before scheduling" if scheduling else "before download"
         if why.reason == "crawl_delay":
