@@ -152,16 +152,14 @@ class Waiting:
     since: float | None = None
     started: float = -math.inf
 
-    def _own(self, entry: Entry) -> bool:
-        return entry.fetched_at >= self.started
-
     def stop(self, entry: Entry) -> tuple[float, bool] | None:
         """When the crawl stops waiting for the origin if robots.txt keeps failing as it did,
         and whether that is the give-up (REP_GIVE_UP_AFTER failures in a row) rather than
         REP_HOLD_TIMEOUT; None when neither is known."""
         give_up = give_up_at(entry, self.limits)
-        if give_up is not None and not self._own(entry) and entry.retry_at is not None:
-            # Resolver.given_up: this run makes the attempt the store has due first.
+        if give_up is not None and entry.fetched_at < self.started and entry.retry_at is not None:
+            # An earlier run's failures (Resolver.given_up): this run makes the attempt the
+            # store has due first.
             give_up = max(give_up, entry.retry_at)
         timeout = None if self.since is None else self.since + self.hold_timeout
         if give_up is not None and (timeout is None or give_up <= timeout):
@@ -173,8 +171,9 @@ class Waiting:
         stops waiting (``resolved``)."""
         failures, limit = entry.failures, self.limits.give_up_after
         row = f"{_plural(failures, 'failure')} in a row"
-        # The failure in a row the crawl stops waiting at (its own attempt first).
-        last = limit if self._own(entry) else max(limit, failures + 1)
+        # The failure in a row the crawl stops waiting at (its own attempt first when the
+        # failures are an earlier run's).
+        last = limit if entry.fetched_at >= self.started else max(limit, failures + 1)
         stop = self.stop(entry)
         if stop is not None and stop[1] and failures >= last:
             return f"{row}: the crawl stops waiting for it now (REP_GIVE_UP_AFTER={limit})"
@@ -240,10 +239,9 @@ class Events:
         self._announced: BoundedSet[str] = BoundedSet()
         # Origins whose requests were kept for the next run (one WARNING each).
         self._kept: BoundedSet[str] = BoundedSet()
-        # Kinds of internal error logged (each once: ``fetch_broke``, ``contained``).
-        self._broke: BoundedSet[str] = BoundedSet()
-        # A restored request could not be filed with the dupefilter (one WARNING).
-        self._not_filed = False
+        # What is logged once: each kind of internal error (``fetch_broke``, ``contained``:
+        # "where:ErrorType"), and a restored request the dupefilter failed on ("not_filed").
+        self._once: BoundedSet[str] = BoundedSet()
 
     def count(self, stat: str, n: int = 1) -> None:
         self._stats.inc_value(stat, n)
@@ -258,38 +256,36 @@ class Events:
         self._stats.max_value(stat, value)
 
     def refused(self, request: Request, why: Why, where: Where) -> None:
-        """``request`` refused by a gate (``why.reason``: "disallowed" or "usage")."""
-        when = "before scheduling" if where == "before_schedule" else "before download"
+        """``request`` refused by a gate (``why.reason``: "disallowed" or "usage"; "crawl_delay",
+        above REP_CRAWL_DELAY_MAX, is only counted)."""
+        scheduling = where == "before_schedule"
+        when = "before scheduling" if scheduling else "before download"
         if why.reason == "crawl_delay":
-            self._stats.inc_value(CRAWL_DELAY_SKIPPED)
-            return
-        if why.reason == "usage":
-            self._stats.inc_value(USAGE_FORBIDDEN)
-            self._stats.inc_value(f"{USAGE_FORBIDDEN}/{why.label}")
+            self.count(CRAWL_DELAY_SKIPPED)
+        elif why.reason == "usage":
+            self.count(USAGE_FORBIDDEN)
+            self.count(f"{USAGE_FORBIDDEN}/{why.label}")
             self._log.debug("Not used for %s %s: %s (%s)", why.label, when, request, why)
-            return
-        self._stats.inc_value(FORBIDDEN)
-        self._stats.inc_value(
-            FORBIDDEN_BEFORE_SCHEDULE if where == "before_schedule" else FORBIDDEN_BEFORE_DOWNLOAD
-        )
-        self._log.debug("Forbidden by robots.txt %s: %s (%s)", when, request, why)
+        else:
+            self.count(FORBIDDEN)
+            self.count(FORBIDDEN_BEFORE_SCHEDULE if scheduling else FORBIDDEN_BEFORE_DOWNLOAD)
+            self._log.debug("Forbidden by robots.txt %s: %s (%s)", when, request, why)
 
     def start_refused(self, request: Request, why: Why) -> None:
         """A start request refused: the crawl may be blocked (once per origin)."""
-        what = "is forbidden by robots.txt" if why.reason == "disallowed" else "is refused"
         self._log.warning(
             "Start request %s %s (%s; %s). It is not downloaded, nor is any other request of "
             "%s this rule refuses",
             request,
-            what,
-            why.message if why.reason != "disallowed" else why.origin,
+            "is forbidden by robots.txt" if why.reason == "disallowed" else "is refused",
+            why.origin if why.reason == "disallowed" else why.message,
             why.rule_text(),
             why.origin,
         )
 
     def dropped(self, origin: str, count: int, why: Why) -> None:
         """``count`` waiting requests of ``origin`` are not downloaded (``why``)."""
-        self._stats.inc_value(HELD_DROPPED, count)
+        self.count(HELD_DROPPED, count)
         self._log.warning(
             "Dropped %d request(s) for %s, not downloaded: %s%s",
             count,
@@ -301,25 +297,21 @@ class Events:
     def drop_summary(self, total: int, origins: int, top: list[tuple[str, str]]) -> None:
         """At close: how many requests scrapy-rep dropped, and from where most of them (each
         origin with its counts by reason, ``Drops.summarize``)."""
-        if not total:
-            return
-        lines = "".join(f"\n  {origin}: {counts}" for origin, counts in top)
-        more = f" (the {len(top)} with the most below)" if origins > len(top) else ""
-        self._log.info(
-            "scrapy-rep dropped %d request(s), not downloaded, from %d origin(s)%s:%s",
-            total,
-            origins,
-            more,
-            lines,
-        )
+        if total:
+            self._log.info(
+                "scrapy-rep dropped %d request(s), not downloaded, from %d origin(s)%s:%s",
+                total,
+                origins,
+                f" (the {len(top)} with the most below)" if origins > len(top) else "",
+                "".join(f"\n  {origin}: {counts}" for origin, counts in top),
+            )
 
     def kept(self, origin: str, kept: int, reason: str, next_run: str | None) -> None:
         """The crawl stopped waiting for ``origin``'s robots.txt (``reason``): ``kept`` held
         requests wait for the job's next run (``next_run`` says where and how)."""
-        self._stats.inc_value(HELD_KEPT, kept)
-        level = logging.WARNING if self._kept.add(origin) else logging.INFO
+        self.count(HELD_KEPT, kept)
         self._log.log(
-            level,
+            logging.WARNING if self._kept.add(origin) else logging.INFO,
             "Stopped waiting for %s: %s. Its %d held request(s) are kept for the job's "
             "next run in %s",
             origin,
@@ -334,7 +326,7 @@ class Events:
 
     def scheme_refused(self, url: str, scheme: str) -> None:
         """RobotsTxtGuard refused a robots.txt request another middleware rewrote."""
-        self._stats.inc_value(SCHEME_REFUSED)
+        self.count(SCHEME_REFUSED)
         self._log.warning("Refused to fetch robots.txt from %.200r (%s:)", url, scheme)
 
     def redirect_refused(self, document: str, url: str, error: str) -> None:
@@ -361,7 +353,7 @@ class Events:
         """``origin``'s robots.txt asks for a Crawl-delay: say what is done with it (once per
         copy of its rules), given REP_CRAWL_DELAY (``on``) and REP_CRAWL_DELAY_MAX (``most``)."""
         if not on:
-            self._stats.inc_value(CRAWL_DELAY_IGNORED)
+            self.count(CRAWL_DELAY_IGNORED)
             what = "not applied (REP_CRAWL_DELAY = False; Google ignores it)"
         elif applied is None or math.isinf(applied):
             what = (
@@ -369,7 +361,7 @@ class Events:
                 "dropped (REP_CRAWL_DELAY_ABOVE_MAX = 'skip')"
             )
         elif applied < asked:
-            self._stats.inc_value(CRAWL_DELAY_CLAMPED)
+            self.count(CRAWL_DELAY_CLAMPED)
             what = f"clamped to {applied:g}s (REP_CRAWL_DELAY_MAX)"
         else:
             what = "applied to its download slot"
@@ -395,7 +387,7 @@ class Events:
 
     def paused_elsewhere(self, origin: str, seconds: float, reason: str) -> None:
         """Another process of the fleet (or an earlier run of the job) paused ``origin``."""
-        self._stats.inc_value(PAUSE_FOLLOWED)
+        self.count(PAUSE_FOLLOWED)
         self._log.info(
             "%s is paused (found in the store: %s), %s left: its requests are held",
             origin,
@@ -404,11 +396,11 @@ class Events:
         )
 
     def resumed(self, origin: str, paused_for: float, why: str) -> None:
-        self._stats.inc_value(PAUSE_RESUMED)
+        self.count(PAUSE_RESUMED)
         self._log.info("Resuming %s after %s paused: %s", origin, duration(paused_for), why)
 
     def release_failed(self, request: Request, error: BaseException) -> None:
-        self._stats.inc_value(RELEASE_FAILED)
+        self.count(RELEASE_FAILED)
         self._log.warning(
             "Could not send %s back to the scheduler (%s): it stays held and is retried",
             request,
@@ -417,26 +409,21 @@ class Events:
 
     def not_filed(self, request: Request, error: BaseException) -> None:
         """A restored request could not be filed with the dupefilter (once: the rest alike)."""
-        if self._not_filed:
-            return
-        self._not_filed = True
-        self._log.warning(
-            "Could not file %s with the dupefilter (%s): the spider's own copy of it, if it "
-            "makes one again, may be downloaded too (further such failures are not logged)",
-            request,
-            error,
-        )
+        if self._once.add("not_filed"):
+            self._log.warning(
+                "Could not file %s with the dupefilter (%s): the spider's own copy of it, if it "
+                "makes one again, may be downloaded too (further such failures are not logged)",
+                request,
+                error,
+            )
 
     def store_failed(self, error: str) -> None:
         self._store.failed(error)
 
-    def store_answered(self) -> None:
-        self._store.answered()
-
     def resolve_failed(self, document: str, origin: str, error: Failure, *, first: bool) -> None:
         """Resolving ``document`` of ``origin`` failed outright: ERROR with its traceback the
         first time in a row, DEBUG after (it is retried, backing off)."""
-        self._stats.inc_value(INTERNAL_ERROR)
+        self.count(INTERNAL_ERROR)
         if first:
             self._log.error(
                 "Resolving %s of %s failed (retried, backing off): %s",
@@ -452,8 +439,8 @@ class Events:
         """Handling ``where`` raised (a signal handler, where Scrapy would log it every time; a
         site's answer): an ERROR with the traceback once per kind of error (and ``once``, else
         ``where``), then only the stat."""
-        self._stats.inc_value(INTERNAL_ERROR)
-        if self._broke.add(f"{once or where}:{type(error).__name__}"):
+        self.count(INTERNAL_ERROR)
+        if self._once.add(f"{once or where}:{type(error).__name__}"):
             self._log.error("Handling %s failed (logged once): %r", where, error, exc_info=error)
 
     def fetch_broke(self, document: str, origin: str, error: Exception) -> None:
@@ -484,7 +471,7 @@ class Events:
         failing = entry.outcome == "unreachable"
         was_failing = previous is not None and previous.entry.outcome == "unreachable"
         if failing and not was_failing:
-            self._stats.inc_value(UNREACHABLE)
+            self.count(UNREACHABLE)
             if decision.kind != "hold" or waiting is None:
                 self._log.warning(
                     "robots.txt of %s is unreachable (%s)%s",
@@ -498,10 +485,10 @@ class Events:
                     else "",
                 )
         elif was_failing and not failing:
-            self._stats.inc_value(RECOVERED)
+            self.count(RECOVERED)
             self._log.warning("robots.txt of %s is reachable again", state.origin)
         if failing and decision.stale:
-            self._stats.inc_value(STALE_SERVED)
+            self.count(STALE_SERVED)
         details = []
         if entry.redirects:
             details.append(_plural(len(entry.redirects), "redirect") + " followed")
@@ -567,7 +554,7 @@ class Events:
         """The crawl closed with ``lost`` requests held in memory only (no durable place);
         ``waited_for``: how many waited for what."""
         if lost:
-            self._stats.inc_value(HELD_DROPPED_ON_CLOSE, lost)
+            self.count(HELD_DROPPED_ON_CLOSE, lost)
             self._log.warning(
                 "Crawl closed with %d request(s) held (%s); they were not downloaded "
                 "(set JOBDIR, or a Redis REP_STORE, to keep them for the next run)",
@@ -582,7 +569,7 @@ class Events:
         (``waited_for``: for what), ``kept`` were put aside earlier; all of them wait for the
         next run there."""
         if persisted:
-            self._stats.inc_value(HELD_PERSISTED, persisted)
+            self.count(HELD_PERSISTED, persisted)
         if persisted or kept:
             waiting = _waited_for(waited_for)
             self._log.info(
@@ -596,7 +583,7 @@ class Events:
             )
 
     def restored(self, count: int) -> None:
-        self._stats.inc_value(HELD_RESTORED, count)
+        self.count(HELD_RESTORED, count)
         self._log.info("Resuming %d request(s) held when the job stopped", count)
 
 
@@ -612,12 +599,10 @@ def _outcome(state: OriginState[Any]) -> str:
         return f"unreachable for too long ({failure}): everything allowed"
     if decision.outcome == "unreachable":
         return f"unreachable ({failure}): nothing of it is downloaded for now"
-    good = entry.good
-    status = good.status if good is not None else entry.status
+    status = entry.good.status if entry.good is not None else entry.status
     if decision.outcome == "ok":
-        robots = state.document
-        rules = _plural(robots.rule_count if robots is not None else 0, "rule")
-        answer = f"{rules} (status {status})"
+        rules = state.document.rule_count if state.document is not None else 0
+        answer = f"{_plural(rules, 'rule')} (status {status})"
     else:
         why = [f"status {status}"] if status is not None else []
         if entry.error and entry.outcome != "unreachable":
@@ -645,14 +630,14 @@ def withdraw(waiters: dict[str, list[Deferred[_W]]], key: str, waiter: Deferred[
 
 def guarded(events: Events, call: Deferred[Any], default: Any = None) -> Deferred[Any]:
     """``call``'s result (a store call), or ``default`` when the store fails: warned once per
-    outage (``Events.store_failed``), its end told (``Events.store_answered``)."""
+    outage, its end told (the ``Outage`` of ``events``, as for ``Events.store_failed``)."""
 
     def answered(result: Any) -> Any:
-        events.store_answered()
+        events._store.answered()
         return result
 
     def failed(failure: Failure) -> Any:
-        events.store_failed(failure.getErrorMessage())
+        events._store.failed(failure.getErrorMessage())
         return default
 
     return call.addCallbacks(answered, failed)
