@@ -205,17 +205,16 @@ def build_components(
         rules_parsed(state, previous, trigger)
 
     robots: Resolver[RobotsTxt] = resolver(ROBOTS, announce, crawl_delay)
-    used = tuple(
-        UsageSource(
-            document,
-            resolver(
-                usage_kind(document),
-                # ``document`` bound now: the announce is called once the loop is over.
-                lambda state, *rest, document=document: events.document_resolved(document, state),
-            ),
-        )
-        for document in config.usage_documents
-    )
+
+    def usage_source(document: UsageDocument) -> UsageSource:
+        """``document`` with its resolver, which logs each state of it."""
+
+        def announced(state: OriginState[Any], *rest: Any) -> None:
+            events.document_resolved(document, state)
+
+        return UsageSource(document, resolver(usage_kind(document), announced))
+
+    used = tuple(map(usage_source, config.usage_documents))
     pauses = Pauses(
         clock=clock,
         store=store,
@@ -421,13 +420,12 @@ class RobotsTxtMiddleware:
         if isinstance(decision, Drop):
             self._verdicts.refuse(request, decision.why, "before_schedule")
         assert isinstance(decision, Wait)
-        awaited = decision.awaited
-        self._room.hold(origin, request, until=awaited)
-        if awaited is self._pauses:
+        self._room.hold(origin, request, until=decision.awaited)
+        if decision.awaited is self._pauses:
             raise IgnoreRequest("held while its origin is paused")
-        if awaited is self._resolver:
+        if decision.awaited is self._resolver:
             self._room.say_waiting(origin)
-        raise IgnoreRequest(f"held until {awaited.name} is known")
+        raise IgnoreRequest(f"held until {decision.awaited.name} is known")
 
     def _final_gate(
         self, request: Request
@@ -489,8 +487,7 @@ class RobotsTxtMiddleware:
 
     def resolve(self, url: str) -> Deferred[OriginReport]:
         """Resolve the robots.txt of ``url``'s origin (one fetch at most) and report it."""
-        origin = url_origin(url)
-        if origin is None:
+        if (origin := url_origin(url)) is None:
             raise ValueError(f"robots.txt does not apply to {url!r} (http, https and ftp only)")
         return self._resolver.report(origin, Request(url))
 
@@ -508,8 +505,7 @@ class RobotsTxtMiddleware:
         gives a parser that allows nothing, which is how the middleware treats its requests for
         now (SPEC B2: they wait instead of being dropped).
         """
-        origin = self._admission.origin(request)
-        if origin is None:
+        if (origin := self._admission.origin(request)) is None:
             return None
         report = await maybe_deferred_to_future(self._resolver.report(origin, request))
         if report.robots is None and report.outcome != "unreachable":
@@ -519,8 +515,7 @@ class RobotsTxtMiddleware:
     def pause_of(self, url: str) -> Deferred[StoredPause | None]:
         """The pause the store keeps for ``url``'s origin (SPEC H; the explain command), or
         None: not paused, or the store cannot say."""
-        origin = url_origin(url)
-        if origin is None:
+        if (origin := url_origin(url)) is None:
             return succeed(None)
         pauses = maybeDeferred(self._store.pauses).addCallback(lambda read: read[1].get(origin))
         return pauses.addErrback(lambda failure: None)
