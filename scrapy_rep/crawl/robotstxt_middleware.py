@@ -45,7 +45,6 @@ from scrapy_rep.core.sources import UsageDocument
 from scrapy_rep.crawl import _compat
 from scrapy_rep.crawl._admission import (
     FIRST,
-    GO,
     RESOLVE,
     Admission,
     Drop,
@@ -409,23 +408,21 @@ class RobotsTxtMiddleware:
             return
         if (origin := self._admission.origin(request)) is None:
             return
+        # GO: nothing to do, the request goes on to the scheduler.
         decision = self._admission.decide(request, origin, self._clock.seconds(), "gate")
-        if decision is GO:
-            return
         if decision is FIRST:
             # The origin's first request goes on and waits for robots.txt at the final gate
             # (``_settle``); the others wait here, held, until it is known.
             self._verdicts.scheduled_unresolved(request)
-            return
-        if isinstance(decision, Drop):
+        elif isinstance(decision, Drop):
             self._verdicts.refuse(request, decision.why, "before_schedule")
-        assert isinstance(decision, Wait)
-        self._room.hold(origin, request, until=decision.awaited)
-        if decision.awaited is self._pauses:
-            raise IgnoreRequest("held while its origin is paused")
-        if decision.awaited is self._resolver:
-            self._room.say_waiting(origin)
-        raise IgnoreRequest(f"held until {decision.awaited.name} is known")
+        elif isinstance(decision, Wait):
+            self._room.hold(origin, request, until=decision.awaited)
+            if decision.awaited is self._pauses:
+                raise IgnoreRequest("held while its origin is paused")
+            if decision.awaited is self._resolver:
+                self._room.say_waiting(origin)
+            raise IgnoreRequest(f"held until {decision.awaited.name} is known")
 
     def _final_gate(
         self, request: Request
@@ -441,14 +438,12 @@ class RobotsTxtMiddleware:
         if request.url.endswith("/robots.txt") and parts.path == "/robots.txt" and not parts.query:
             return self._room.robots_copy(origin, request)
         decision = self._admission.decide(request, origin, self._clock.seconds(), "download")
-        if decision is GO:
-            return None
         if decision is RESOLVE:
             return self._room.first_request(origin, request)
         if isinstance(decision, Drop):
             self._verdicts.refuse(request, decision.why, "before_download")
-        assert isinstance(decision, Wait)
-        return self._room.settle(origin, request, decision)
+        # GO: None (download it).
+        return self._room.settle(origin, request, decision) if isinstance(decision, Wait) else None
 
     #: The final gate, just before download (``async def`` on Scrapy >= 2.14, as its own).
     process_request = _compat.process_request(_final_gate)
