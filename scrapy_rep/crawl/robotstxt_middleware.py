@@ -360,10 +360,7 @@ class RobotsTxtMiddleware:
             take_queued=take_queued,
             engine=lambda: crawler.engine,
         )
-        self._resolver, self._room = components.resolver, components.room
-        self._admission = components.admission
-        # SPEC H: origins whose pages said "slow down".
-        self._pauses = components.pauses
+        self._room, self._admission = components.room, components.admission
         # The guard, built next, is built with its last look and the page answers.
         serve(crawler, self._room.last_look, components.page_answers if config.pause else None)
         # Scrapy's own dupefilter, when it is the scheduler's (set when the spider opens).
@@ -418,9 +415,9 @@ class RobotsTxtMiddleware:
             self._verdicts.refuse(request, decision.why, "before_schedule")
         elif isinstance(decision, Wait):
             self._room.hold(origin, request, until=decision.awaited)
-            if decision.awaited is self._pauses:
+            if decision.awaited is self._components.pauses:
                 raise IgnoreRequest("held while its origin is paused")
-            if decision.awaited is self._resolver:
+            if decision.awaited is self._components.resolver:
                 self._room.say_waiting(origin)
             raise IgnoreRequest(f"held until {decision.awaited.name} is known")
 
@@ -458,7 +455,7 @@ class RobotsTxtMiddleware:
     def intake_room(self) -> Deferred[None] | None:
         """For ``StartIntakeMiddleware``: None when a start request may be taken now, else a
         Deferred fired when it may (fewer than CONCURRENT_REQUESTS origins being resolved)."""
-        return self._resolver.room(self.crawler.settings.getint("CONCURRENT_REQUESTS"))
+        return self._components.resolver.room(self.crawler.settings.getint("CONCURRENT_REQUESTS"))
 
     def documents(
         self, url: str, labels: Sequence[str]
@@ -484,7 +481,7 @@ class RobotsTxtMiddleware:
         """Resolve the robots.txt of ``url``'s origin (one fetch at most) and report it."""
         if (origin := url_origin(url)) is None:
             raise ValueError(f"robots.txt does not apply to {url!r} (http, https and ftp only)")
-        return self._resolver.report(origin, Request(url))
+        return self._components.resolver.report(origin, Request(url))
 
     async def robot_parser(
         self, request: Request, spider: Spider | None = None
@@ -502,7 +499,7 @@ class RobotsTxtMiddleware:
         """
         if (origin := self._admission.origin(request)) is None:
             return None
-        report = await maybe_deferred_to_future(self._resolver.report(origin, request))
+        report = await maybe_deferred_to_future(self._components.resolver.report(origin, request))
         if report.robots is None and report.outcome != "unreachable":
             return None
         return self._verdicts.parser(_DISALLOW_ALL if report.robots is None else report.robots)
@@ -560,7 +557,7 @@ class RobotsTxtMiddleware:
         if self._config.pause:
             # The engine awaits this handler: the first request waits for the pauses the store
             # keeps.
-            await maybe_deferred_to_future(self._pauses.open())
+            await maybe_deferred_to_future(self._components.pauses.open())
 
     async def _on_closed(self, spider: Spider, reason: str = "") -> None:
         # Every waiting request let go (if a close request did not already: the room notices
