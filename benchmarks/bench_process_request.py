@@ -115,7 +115,7 @@ def _crawl_parts(purposes: list[str]) -> Steps:
     middleware = RobotsTxtMiddleware.from_crawler(crawler)
     now = middleware._clock.seconds()
     entry = record(None, Fetch("ok", 200), now, Limits())
-    known = [(middleware._resolver, b"User-agent: *\nDisallow: /no\n")]
+    known = [(middleware._components.resolver, b"User-agent: *\nDisallow: /no\n")]
     known += [
         (used.resolver, b'[{"location": "/", "tdm-reservation": 0}]')
         for used in middleware._components.documents

@@ -18,7 +18,7 @@ DELAY = 1.5
 class SlowPausesMiddleware(RobotsTxtMiddleware):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        pauses = self._pauses
+        pauses = self._components.pauses
         first_read = pauses.open
 
         def open_late() -> Deferred[None]:

@@ -125,7 +125,7 @@ def test_the_gate_goes_holds_or_drops_as_answered() -> None:
     with pytest.raises(IgnoreRequest, match="held until never is known"):
         gates.middleware._on_scheduled(Request(ORIGIN + "/held"))
     assert gates.stat("robotstxt/held") == 1
-    gates.scripted.answer = Wait(gates.middleware._pauses)
+    gates.scripted.answer = Wait(gates.middleware._components.pauses)
     with pytest.raises(IgnoreRequest, match="held while its origin is paused"):
         gates.middleware._on_scheduled(Request(ORIGIN + "/paused"))
     assert gates.stat("robotstxt/held") == 2
@@ -165,7 +165,7 @@ def test_the_final_gate_downloads_drops_waits_or_sends_back_as_answered() -> Non
         final(Request(ORIGIN + "/dropped"))
     assert gates.stat("robotstxt/forbidden_before_download") == 1
     # From the scheduler, told to wait for its route's pause: back to the gate, to be held.
-    gates.scripted.answer = Wait(gates.middleware._pauses)
+    gates.scripted.answer = Wait(gates.middleware._components.pauses)
     scheduled = Request(ORIGIN + "/scheduled", meta={ADMITTED: "1:x"})
     assert _run(final(scheduled)) is scheduled
     assert ADMITTED not in scheduled.meta and scheduled.dont_filter

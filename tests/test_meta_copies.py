@@ -93,12 +93,12 @@ class Crawl:
             crawler, config, MemoryStore(clock=self.clock.seconds), self.clock
         )
         self.fetches = _Pending()
-        for document in (mw._resolver, *(used.resolver for used in mw._components.documents)):
+        for document in mw._components.resolvers:
             document._fetcher = self.fetches
         self.crawled: list[Request] = []
         mw._room._crawl = self.crawled.append
         mw._room.open(MemoryHeld())  # the spider opens; held requests in memory
-        mw._pauses._evict = lambda key: None  # no engine, no download slots to take from
+        mw._components.pauses._evict = lambda key: None  # no engine, no download slots to take from
         mw._room.off_active = _waits  # type: ignore[method-assign,assignment]
         # Built after the middleware, the guard has its last look (``serve``).
         self.guard = RobotsTxtGuard(crawler)
@@ -108,12 +108,12 @@ class Crawl:
         now = self.clock.seconds()
         entry = record(None, Fetch("ok", 200), now, Limits())
         for origin in (KNOWN, OTHER):
-            mw._resolver._cache.read(origin, entry, ROBOTS, None, now)
+            mw._components.resolver._cache.read(origin, entry, ROBOTS, None, now)
             for used in mw._components.documents:
                 used.resolver._cache.read(origin, entry, TDMREP, None, now)
         if paused != "no":
             answer = Request(KNOWN + "/answered")
-            assert mw._pauses.answered(route(KNOWN, answer), answer, 503, None)
+            assert mw._components.pauses.answered(route(KNOWN, answer), answer, 503, None)
             if paused == "probe due":
                 self.clock.advance(10)  # past the pause (REP_PAUSE_DELAY = 2 s)
 
@@ -150,7 +150,11 @@ class Crawl:
         agent = request.headers.get(b"User-Agent", b"").decode()
         # Downloaded: its route's answer (503) pauses it, or probes it again.
         answer = route(KNOWN, request) if request.url.startswith(KNOWN) else None
-        paused = "" if answer is None else str(mw._pauses.answered(answer, request, 503, None))
+        paused = (
+            ""
+            if answer is None
+            else str(mw._components.pauses.answered(answer, request, 503, None))
+        )
         response = HtmlResponse(request.url, body=PAGE, request=request)
         rules = self.page.rules(response)
         usage = self.page.usage(response)
@@ -196,7 +200,7 @@ def _marks(crawl: Crawl, first: Case) -> dict[str, Any]:
     crawl.fate(sent_back, first.rotate)
     mw._admission.send_back(sent_back)
     probe = Request(KNOWN + "/probe")
-    mw._pauses.admit(KNOWN, probe, crawl.clock.seconds())
+    mw._components.pauses.admit(KNOWN, probe, crawl.clock.seconds())
     fetch = mark_fetch(Request(first.url.rsplit("/", 2)[0] + "/robots.txt"))
     fetch_over(fetch)  # its download is over: what a spider could copy
     scheduled = first.request()

@@ -320,7 +320,7 @@ def test_a_tdmrep_json_changed_since_the_gate_refuses_requests_at_download() -> 
     # by the time they reach the final gate (refreshed meanwhile), robots.txt unchanged.
     gates = middleware(REP_USAGE_PURPOSES=["train-ai"])
     (tdmrep,) = gates._components.documents
-    _install(gates._resolver, b"User-agent: *\nAllow: /\n")
+    _install(gates._components.resolver, b"User-agent: *\nAllow: /\n")
     _install(tdmrep.resolver, b'[{"location": "/", "tdm-reservation": 0}]')
     scheduled = [Request(f"{ORIGIN}/page/{i}") for i in range(3)]
     for request in scheduled:

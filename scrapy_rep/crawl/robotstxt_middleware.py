@@ -45,7 +45,6 @@ from scrapy_rep.core.sources import UsageDocument
 from scrapy_rep.crawl import _compat
 from scrapy_rep.crawl._admission import (
     FIRST,
-    GO,
     RESOLVE,
     Admission,
     Drop,
@@ -205,17 +204,16 @@ def build_components(
         rules_parsed(state, previous, trigger)
 
     robots: Resolver[RobotsTxt] = resolver(ROBOTS, announce, crawl_delay)
-    used = tuple(
-        UsageSource(
-            document,
-            resolver(
-                usage_kind(document),
-                # ``document`` bound now: the announce is called once the loop is over.
-                lambda state, *rest, document=document: events.document_resolved(document, state),
-            ),
-        )
-        for document in config.usage_documents
-    )
+
+    def usage_source(document: UsageDocument) -> UsageSource:
+        """``document`` with its resolver, which logs each state of it."""
+
+        def announced(state: OriginState[Any], *rest: Any) -> None:
+            events.document_resolved(document, state)
+
+        return UsageSource(document, resolver(usage_kind(document), announced))
+
+    used = tuple(map(usage_source, config.usage_documents))
     pauses = Pauses(
         clock=clock,
         store=store,
@@ -362,10 +360,7 @@ class RobotsTxtMiddleware:
             take_queued=take_queued,
             engine=lambda: crawler.engine,
         )
-        self._resolver, self._room = components.resolver, components.room
-        self._admission = components.admission
-        # SPEC H: origins whose pages said "slow down".
-        self._pauses = components.pauses
+        self._room, self._admission = components.room, components.admission
         # The guard, built next, is built with its last look and the page answers.
         serve(crawler, self._room.last_look, components.page_answers if config.pause else None)
         # Scrapy's own dupefilter, when it is the scheduler's (set when the spider opens).
@@ -410,24 +405,21 @@ class RobotsTxtMiddleware:
             return
         if (origin := self._admission.origin(request)) is None:
             return
+        # GO: nothing to do, the request goes on to the scheduler.
         decision = self._admission.decide(request, origin, self._clock.seconds(), "gate")
-        if decision is GO:
-            return
         if decision is FIRST:
             # The origin's first request goes on and waits for robots.txt at the final gate
             # (``_settle``); the others wait here, held, until it is known.
             self._verdicts.scheduled_unresolved(request)
-            return
-        if isinstance(decision, Drop):
+        elif isinstance(decision, Drop):
             self._verdicts.refuse(request, decision.why, "before_schedule")
-        assert isinstance(decision, Wait)
-        awaited = decision.awaited
-        self._room.hold(origin, request, until=awaited)
-        if awaited is self._pauses:
-            raise IgnoreRequest("held while its origin is paused")
-        if awaited is self._resolver:
-            self._room.say_waiting(origin)
-        raise IgnoreRequest(f"held until {awaited.name} is known")
+        elif isinstance(decision, Wait):
+            self._room.hold(origin, request, until=decision.awaited)
+            if decision.awaited is self._components.pauses:
+                raise IgnoreRequest("held while its origin is paused")
+            if decision.awaited is self._components.resolver:
+                self._room.say_waiting(origin)
+            raise IgnoreRequest(f"held until {decision.awaited.name} is known")
 
     def _final_gate(
         self, request: Request
@@ -443,14 +435,12 @@ class RobotsTxtMiddleware:
         if request.url.endswith("/robots.txt") and parts.path == "/robots.txt" and not parts.query:
             return self._room.robots_copy(origin, request)
         decision = self._admission.decide(request, origin, self._clock.seconds(), "download")
-        if decision is GO:
-            return None
         if decision is RESOLVE:
             return self._room.first_request(origin, request)
         if isinstance(decision, Drop):
             self._verdicts.refuse(request, decision.why, "before_download")
-        assert isinstance(decision, Wait)
-        return self._room.settle(origin, request, decision)
+        # GO: None (download it).
+        return self._room.settle(origin, request, decision) if isinstance(decision, Wait) else None
 
     #: The final gate, just before download (``async def`` on Scrapy >= 2.14, as its own).
     process_request = _compat.process_request(_final_gate)
@@ -465,7 +455,7 @@ class RobotsTxtMiddleware:
     def intake_room(self) -> Deferred[None] | None:
         """For ``StartIntakeMiddleware``: None when a start request may be taken now, else a
         Deferred fired when it may (fewer than CONCURRENT_REQUESTS origins being resolved)."""
-        return self._resolver.room(self.crawler.settings.getint("CONCURRENT_REQUESTS"))
+        return self._components.resolver.room(self.crawler.settings.getint("CONCURRENT_REQUESTS"))
 
     def documents(
         self, url: str, labels: Sequence[str]
@@ -489,10 +479,9 @@ class RobotsTxtMiddleware:
 
     def resolve(self, url: str) -> Deferred[OriginReport]:
         """Resolve the robots.txt of ``url``'s origin (one fetch at most) and report it."""
-        origin = url_origin(url)
-        if origin is None:
+        if (origin := url_origin(url)) is None:
             raise ValueError(f"robots.txt does not apply to {url!r} (http, https and ftp only)")
-        return self._resolver.report(origin, Request(url))
+        return self._components.resolver.report(origin, Request(url))
 
     async def robot_parser(
         self, request: Request, spider: Spider | None = None
@@ -508,10 +497,9 @@ class RobotsTxtMiddleware:
         gives a parser that allows nothing, which is how the middleware treats its requests for
         now (SPEC B2: they wait instead of being dropped).
         """
-        origin = self._admission.origin(request)
-        if origin is None:
+        if (origin := self._admission.origin(request)) is None:
             return None
-        report = await maybe_deferred_to_future(self._resolver.report(origin, request))
+        report = await maybe_deferred_to_future(self._components.resolver.report(origin, request))
         if report.robots is None and report.outcome != "unreachable":
             return None
         return self._verdicts.parser(_DISALLOW_ALL if report.robots is None else report.robots)
@@ -519,8 +507,7 @@ class RobotsTxtMiddleware:
     def pause_of(self, url: str) -> Deferred[StoredPause | None]:
         """The pause the store keeps for ``url``'s origin (SPEC H; the explain command), or
         None: not paused, or the store cannot say."""
-        origin = url_origin(url)
-        if origin is None:
+        if (origin := url_origin(url)) is None:
             return succeed(None)
         pauses = maybeDeferred(self._store.pauses).addCallback(lambda read: read[1].get(origin))
         return pauses.addErrback(lambda failure: None)
@@ -570,7 +557,7 @@ class RobotsTxtMiddleware:
         if self._config.pause:
             # The engine awaits this handler: the first request waits for the pauses the store
             # keeps.
-            await maybe_deferred_to_future(self._pauses.open())
+            await maybe_deferred_to_future(self._components.pauses.open())
 
     async def _on_closed(self, spider: Spider, reason: str = "") -> None:
         # Every waiting request let go (if a close request did not already: the room notices
