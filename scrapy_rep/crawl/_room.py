@@ -190,8 +190,7 @@ class Room:
 
     def pending_elsewhere(self) -> bool:
         """Do other fleet processes hold requests that may come to this one?"""
-        elsewhere: Callable[[], bool] | None = getattr(self._place, "pending_elsewhere", None)
-        return elsewhere is not None and elsewhere()
+        return bool(getattr(self._place, "pending_elsewhere", lambda: False)())
 
     def wanted(self, origin: str) -> bool:
         """Do requests (held, or waiting in place) wait for ``origin``?"""
@@ -215,21 +214,18 @@ class Room:
         held = len(self._place) or self._pending or self._unsent
         return bool(held) or any(waits.waiters for waits in self._origins.values())
 
-    def hold(self, origin: str, request: Request, until: Awaited | None = None) -> None:
-        """Keep ``request`` until ``origin``'s robots.txt serves or, given ``until`` (the
-        resolver of a usage document the gate needs, or the pauses), until that says so; then
-        it goes back through the gate."""
-        awaited = until or self._resolver
+    def hold(self, origin: str, request: Request, until: Awaited) -> None:
+        """Keep ``request`` until ``until`` says so (the resolver of ``origin``'s robots.txt, or
+        of a usage document the gate needs, or the pauses); then it goes back through the
+        gate."""
         if self._place_closed:
-            self._drop(origin, [request], [], self._admission.closing(origin, awaited))
+            self._drop(origin, [request], [], self._admission.closing(origin, until))
             return
         self._place.add(origin, request)
         waits = self._origins.setdefault(origin, _Origin())
-        waits.held.append((self._clock.seconds(), awaited.name))
+        waits.held.append((self._clock.seconds(), until.name))
         self._events.count(HELD)
-        # Once closed, nothing is released any more; ``close`` says what stays held.
-        if not self._closed:
-            self._interested(origin, awaited, request)
+        self._interested(origin, until, request)
 
     def wait(self, origin: str, request: Request | None = None, *, held: bool = False) -> _Waiter:
         """A Deferred fired with the origin's state once it serves (or failed). ``held``: the
@@ -248,13 +244,13 @@ class Room:
 
     def _interested(self, origin: str, awaited: Awaited, trigger: Request | None) -> None:
         """Requests of ``origin`` wait for ``awaited``: ask it once (per origin and thing); the
-        tick runs while anything waits."""
+        tick runs while anything waits. Once closed, nothing is released any more (``close``
+        says what stays held)."""
         self._start_tick()
         waits = self._origins.setdefault(origin, _Origin())
-        if awaited.name in waits.interest:
+        if self._closed or awaited.name in waits.interest:
             return
-        found = awaited.wait(origin, trigger)
-        waits.interest[awaited.name] = found
+        found = waits.interest[awaited.name] = awaited.wait(origin, trigger)
         # Withdrawn (cancelled) or ended by the close: the requests it covered are gone already.
         found.addCallbacks(self._known, lambda failure: None, callbackArgs=(origin, awaited))
 
@@ -304,7 +300,6 @@ class Room:
         waits = self._origins.setdefault(origin, _Origin())
         times, waits.held = waits.held, []
         self._forget(origin, keep=True)
-        released = released or origin in self._unsent
         self._pending.discard(origin)
         self._unsent.discard(origin)
         now = self._clock.seconds()
@@ -319,8 +314,7 @@ class Room:
                 continue
             if awaited is not None:
                 self._place.add(origin, request)
-                since = times[index][0] if index < len(times) else now
-                waits.held.append((since, awaited.name))
+                waits.held.append((times[index][0] if index < len(times) else now, awaited.name))
                 self._interested(origin, awaited, request)
                 continue
             if not released:
@@ -328,14 +322,13 @@ class Room:
                 self._file(request)
             try:
                 self._crawl(request)
+                sent += 1
             except Exception as exc:
                 self._events.release_failed(request, exc)
                 # Held again (durably, where the place is), sent again on the next tick.
                 self._place.add(origin, request)
                 (self._unsent if released else self._pending).add(origin)
                 self._start_tick()
-            else:
-                sent += 1
         if sent and released:
             self._events.count(RELEASED, sent)
         self._forget(origin)
@@ -441,7 +434,6 @@ class Room:
             self._drop(origin, [], [waiter for waiter, _since in waiters], why)
             for found in interest.values():
                 found.cancel()
-        self._pending, self._unsent = set(), set()
         self._on_close()
 
     def _drop(self, origin: str, requests: list[Request], waiters: list[_Waiter], why: Why) -> None:
@@ -505,8 +497,7 @@ class Room:
             # task resumes: meanwhile the engine would see nothing in flight, and close.
             waiter.addBoth(_after, _compat.rejoin_active, engine, request)
         try:
-            if downloads:
-                await _inline.run(downloads)
+            await _inline.run(downloads or [])
             return await maybe_deferred_to_future(waiter)
         finally:
             if left:
