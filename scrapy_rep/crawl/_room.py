@@ -75,18 +75,17 @@ class _Origin:
     #: When each held request was held, and what it waits for (its ``Awaited.name``: the
     #: words of a timeout and of the closing line), in the place's order.
     held: list[tuple[float, str]] = field(default_factory=list)
-    #: The in-place waiters for robots.txt, and since when each waits.
-    waiters: list[tuple[_Waiter, float]] = field(default_factory=list)
+    #: Since when each in-place waiter for robots.txt waits, and the waiter.
+    waiters: list[tuple[float, _Waiter]] = field(default_factory=list)
     interest: dict[str, Deferred[Any]] = field(default_factory=dict)
-    known: dict[str, tuple[Any, OriginState[Any]]] = field(default_factory=dict)
+    known: dict[Resolver[Any], OriginState[Any]] = field(default_factory=dict)
 
     def waiting(self) -> bool:
         return bool(self.held or self.waiters)
 
     def since(self) -> float | None:
         """Since when its oldest request waits."""
-        oldest = [since for since, _what in self.held[:1]]
-        return min(oldest + [since for _waiter, since in self.waiters[:1]], default=None)
+        return min([since for since, _ in self.held[:1] + self.waiters[:1]], default=None)
 
     def expired(self, deadline: float) -> tuple[int, set[str], list[_Waiter]]:
         """Take what waits since ``deadline`` or before: how many held requests (the first in
@@ -94,8 +93,8 @@ class _Origin:
         old = bisect.bisect_right(self.held, deadline, key=lambda held: held[0])
         waited_for = {what for _since, what in self.held[:old]}
         del self.held[:old]
-        waiters = [waiter for waiter, since in self.waiters if since <= deadline]
-        self.waiters = [(waiter, since) for waiter, since in self.waiters if since > deadline]
+        waiters = [waiter for since, waiter in self.waiters if since <= deadline]
+        self.waiters = [(since, waiter) for since, waiter in self.waiters if since > deadline]
         return old, waited_for, waiters
 
 
@@ -167,8 +166,7 @@ class Room:
         self._place = held
         self._seen = seen
         self._opened = True
-        count = len(held)
-        if count and not self._pending:  # pending already: adopted, counted as such
+        if (count := len(held)) and not self._pending:  # pending already: adopted, counted as such
             self._events.restored(count)
         if count and seen is not None:
             for request in held.peek():
@@ -222,8 +220,7 @@ class Room:
             self._drop(origin, [request], [], self._admission.closing(origin, until))
             return
         self._place.add(origin, request)
-        waits = self._origins.setdefault(origin, _Origin())
-        waits.held.append((self._clock.seconds(), until.name))
+        self._origins.setdefault(origin, _Origin()).held.append((self._clock.seconds(), until.name))
         self._events.count(HELD)
         self._interested(origin, until, request)
 
@@ -238,7 +235,7 @@ class Room:
         if held:
             self._events.count(HELD)
             waiter.addCallback(_after, self._events.count, RELEASED)
-        self._origins.setdefault(origin, _Origin()).waiters.append((waiter, self._clock.seconds()))
+        self._origins.setdefault(origin, _Origin()).waiters.append((self._clock.seconds(), waiter))
         self._interested(origin, self._resolver, request)
         return waiter
 
@@ -261,10 +258,10 @@ class Room:
         if awaited is self._resolver:
             # Waiters resume in process_request, which asks nothing of the resolver.
             waiters, waits.waiters = waits.waiters, []
-            for waiter, _since in waiters:
+            for _since, waiter in waiters:
                 waiter.callback(result)
         if result is not None and hasattr(awaited, "reinstate"):
-            waits.known[awaited.name] = (awaited, result)
+            waits.known[cast("Resolver[Any]", awaited)] = result
         # Sending the held requests re-enters the gate, which must not run inside the
         # completion of what fired this.
         self._clock.callLater(0, self._release, origin)
@@ -272,8 +269,7 @@ class Room:
     def _release(self, origin: str) -> None:
         if self._closed:
             return
-        for awaited, state in self._origins.get(origin, _Origin()).known.values():
-            awaited.reinstate(state)
+        self._admission.restore(self._origins.get(origin, _Origin()).known)
         self._send(origin, released=True)
 
     def _forget(self, origin: str, *, keep: bool = False) -> None:
@@ -389,13 +385,12 @@ class Room:
             if expired:
                 why = self._admission.timed_out(origin, {self._resolver.name})
                 dropped += self._stop(origin, [], expired, why)
-            given_up = None
             if waits.waiting() and not self._pending:
                 given_up = self._admission.given_up(origin)
-            if given_up is not None:
-                self._events.gave_up(given_up[0])
-                _all, _waited_for, waiters = waits.expired(float("inf"))  # every wait ends
-                dropped += self._stop(origin, self._place.take(origin), waiters, given_up)
+                if given_up is not None:
+                    self._events.gave_up(given_up[0])
+                    _all, _waited_for, waiters = waits.expired(float("inf"))  # every wait ends
+                    dropped += self._stop(origin, self._place.take(origin), waiters, given_up)
             self._forget(origin)
         return dropped
 
@@ -411,9 +406,8 @@ class Room:
         self._kept += kept
         if kept:
             self._events.kept(origin, kept, words, self._place.next_run)
-        hint = "" if self._place.next_run is not None else _KEEP_HINT
-        drop = Why(reason, f"{origin}: {words}", origin, rule=words + hint)
-        self._drop(origin, lost, waiters, drop)
+        rule = words if self._place.next_run is not None else words + _KEEP_HINT
+        self._drop(origin, lost, waiters, Why(reason, f"{origin}: {words}", origin, rule=rule))
         return len(held) + len(waiters)
 
     def let_go(self) -> None:
@@ -431,7 +425,7 @@ class Room:
             waiters, waits.waiters = waits.waiters, []
             interest, waits.interest = waits.interest, {}
             why = self._admission.closing(origin)
-            self._drop(origin, [], [waiter for waiter, _since in waiters], why)
+            self._drop(origin, [], [waiter for _since, waiter in waiters], why)
             for found in interest.values():
                 found.cancel()
         self._on_close()
