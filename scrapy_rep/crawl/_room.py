@@ -83,10 +83,6 @@ class _Origin:
     def waiting(self) -> bool:
         return bool(self.held or self.waiters)
 
-    def since(self) -> float | None:
-        """Since when its oldest request waits."""
-        return min([since for since, _ in self.held[:1] + self.waiters[:1]], default=None)
-
     def expired(self, deadline: float) -> tuple[int, set[str], list[_Waiter]]:
         """Take what waits since ``deadline`` or before: how many held requests (the first in
         the place, oldest first), what they wait for, and the in-place waiters."""
@@ -197,7 +193,8 @@ class Room:
     def waiting(self, origin: str) -> Waiting:
         """What decides how long the crawl waits for ``origin`` (for the log): since when
         its oldest request waits."""
-        since = (self._origins.get(origin) or _Origin()).since()
+        waits = self._origins.get(origin) or _Origin()
+        since = min([since for since, _ in waits.held[:1] + waits.waiters[:1]], default=None)
         return Waiting(self._limits, self._timeout, since, self._resolver.started)
 
     def say_waiting(self, origin: str) -> None:
@@ -330,10 +327,9 @@ class Room:
         self._forget(origin)
 
     def _send_pending(self) -> None:
-        for origin in sorted(self._unsent):
-            self._send(origin, released=True)
-        for origin in sorted(self._pending):
-            self._send(origin, released=False)
+        for released, origins in ((True, self._unsent), (False, self._pending)):
+            for origin in sorted(origins):
+                self._send(origin, released=released)
 
     def watch_slots(self) -> None:
         """A request waits for a place in its download slot: the tick runs while any does
