@@ -210,7 +210,7 @@ class Parts:
 
     def hold(self, path: str = "/page") -> Request:
         request = Request(ORIGIN + path)
-        self.room.hold(ORIGIN, request)
+        self.room.hold(ORIGIN, request, until=self.resolver)
         return request
 
     def state(self) -> OriginState | None:
@@ -518,7 +518,7 @@ def test_close_lets_everything_go_at_once() -> None:
     assert parts.fetcher.times == [0]  # no retry after the close
     late = parts.room.wait(ORIGIN)
     assert isinstance(failure_of(late), IgnoreRequest)
-    parts.room.hold(ORIGIN, Request(ORIGIN + "/late"))
+    parts.room.hold(ORIGIN, Request(ORIGIN + "/late"), until=parts.resolver)
     # Not silently lost either: the waiter at close, the late waiter, the late request.
     assert parts.stats["robotstxt/held_dropped"] == 3
 
@@ -551,7 +551,7 @@ def test_a_request_held_while_the_crawl_closes_is_kept_or_said_not_downloaded(
             "were not downloaded"
         ) in caplog.text
     # Once the place is closed, one more is dropped with the reason.
-    parts.room.hold(ORIGIN, Request(ORIGIN + "/later"))
+    parts.room.hold(ORIGIN, Request(ORIGIN + "/later"), until=parts.resolver)
     assert parts.stats["robotstxt/held_dropped"] == 1
 
 
@@ -715,7 +715,7 @@ def test_requests_released_in_this_run_are_not_filed_again() -> None:
     parts.room.open(DurableHeld(), seen=filed.append)
     # Its origin's pause ended: the dupefilter of this run let it through already.
     request = seen_before(ORIGIN + "/page")
-    parts.room.hold(ORIGIN, request)
+    parts.room.hold(ORIGIN, request, until=parts.resolver)
     parts.advance(1)
     assert parts.crawled == [request]
     assert filed == []

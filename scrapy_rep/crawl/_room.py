@@ -75,18 +75,13 @@ class _Origin:
     #: When each held request was held, and what it waits for (its ``Awaited.name``: the
     #: words of a timeout and of the closing line), in the place's order.
     held: list[tuple[float, str]] = field(default_factory=list)
-    #: The in-place waiters for robots.txt, and since when each waits.
-    waiters: list[tuple[_Waiter, float]] = field(default_factory=list)
+    #: Since when each in-place waiter for robots.txt waits, and the waiter.
+    waiters: list[tuple[float, _Waiter]] = field(default_factory=list)
     interest: dict[str, Deferred[Any]] = field(default_factory=dict)
-    known: dict[str, tuple[Any, OriginState[Any]]] = field(default_factory=dict)
+    known: dict[Resolver[Any], OriginState[Any]] = field(default_factory=dict)
 
     def waiting(self) -> bool:
         return bool(self.held or self.waiters)
-
-    def since(self) -> float | None:
-        """Since when its oldest request waits."""
-        oldest = [since for since, _what in self.held[:1]]
-        return min(oldest + [since for _waiter, since in self.waiters[:1]], default=None)
 
     def expired(self, deadline: float) -> tuple[int, set[str], list[_Waiter]]:
         """Take what waits since ``deadline`` or before: how many held requests (the first in
@@ -94,8 +89,8 @@ class _Origin:
         old = bisect.bisect_right(self.held, deadline, key=lambda held: held[0])
         waited_for = {what for _since, what in self.held[:old]}
         del self.held[:old]
-        waiters = [waiter for waiter, since in self.waiters if since <= deadline]
-        self.waiters = [(waiter, since) for waiter, since in self.waiters if since > deadline]
+        waiters = [waiter for since, waiter in self.waiters if since <= deadline]
+        self.waiters = [(since, waiter) for since, waiter in self.waiters if since > deadline]
         return old, waited_for, waiters
 
 
@@ -167,8 +162,7 @@ class Room:
         self._place = held
         self._seen = seen
         self._opened = True
-        count = len(held)
-        if count and not self._pending:  # pending already: adopted, counted as such
+        if (count := len(held)) and not self._pending:  # pending already: adopted, counted as such
             self._events.restored(count)
         if count and seen is not None:
             for request in held.peek():
@@ -190,8 +184,7 @@ class Room:
 
     def pending_elsewhere(self) -> bool:
         """Do other fleet processes hold requests that may come to this one?"""
-        elsewhere: Callable[[], bool] | None = getattr(self._place, "pending_elsewhere", None)
-        return elsewhere is not None and elsewhere()
+        return bool(getattr(self._place, "pending_elsewhere", lambda: False)())
 
     def wanted(self, origin: str) -> bool:
         """Do requests (held, or waiting in place) wait for ``origin``?"""
@@ -200,7 +193,8 @@ class Room:
     def waiting(self, origin: str) -> Waiting:
         """What decides how long the crawl waits for ``origin`` (for the log): since when
         its oldest request waits."""
-        since = (self._origins.get(origin) or _Origin()).since()
+        waits = self._origins.get(origin) or _Origin()
+        since = min([since for since, _ in waits.held[:1] + waits.waiters[:1]], default=None)
         return Waiting(self._limits, self._timeout, since, self._resolver.started)
 
     def say_waiting(self, origin: str) -> None:
@@ -215,21 +209,17 @@ class Room:
         held = len(self._place) or self._pending or self._unsent
         return bool(held) or any(waits.waiters for waits in self._origins.values())
 
-    def hold(self, origin: str, request: Request, until: Awaited | None = None) -> None:
-        """Keep ``request`` until ``origin``'s robots.txt serves or, given ``until`` (the
-        resolver of a usage document the gate needs, or the pauses), until that says so; then
-        it goes back through the gate."""
-        awaited = until or self._resolver
+    def hold(self, origin: str, request: Request, until: Awaited) -> None:
+        """Keep ``request`` until ``until`` says so (the resolver of ``origin``'s robots.txt, or
+        of a usage document the gate needs, or the pauses); then it goes back through the
+        gate."""
         if self._place_closed:
-            self._drop(origin, [request], [], self._admission.closing(origin, awaited))
+            self._drop(origin, [request], [], self._admission.closing(origin, until))
             return
         self._place.add(origin, request)
-        waits = self._origins.setdefault(origin, _Origin())
-        waits.held.append((self._clock.seconds(), awaited.name))
+        self._origins.setdefault(origin, _Origin()).held.append((self._clock.seconds(), until.name))
         self._events.count(HELD)
-        # Once closed, nothing is released any more; ``close`` says what stays held.
-        if not self._closed:
-            self._interested(origin, awaited, request)
+        self._interested(origin, until, request)
 
     def wait(self, origin: str, request: Request | None = None, *, held: bool = False) -> _Waiter:
         """A Deferred fired with the origin's state once it serves (or failed). ``held``: the
@@ -242,19 +232,19 @@ class Room:
         if held:
             self._events.count(HELD)
             waiter.addCallback(_after, self._events.count, RELEASED)
-        self._origins.setdefault(origin, _Origin()).waiters.append((waiter, self._clock.seconds()))
+        self._origins.setdefault(origin, _Origin()).waiters.append((self._clock.seconds(), waiter))
         self._interested(origin, self._resolver, request)
         return waiter
 
     def _interested(self, origin: str, awaited: Awaited, trigger: Request | None) -> None:
         """Requests of ``origin`` wait for ``awaited``: ask it once (per origin and thing); the
-        tick runs while anything waits."""
+        tick runs while anything waits. Once closed, nothing is released any more (``close``
+        says what stays held)."""
         self._start_tick()
         waits = self._origins.setdefault(origin, _Origin())
-        if awaited.name in waits.interest:
+        if self._closed or awaited.name in waits.interest:
             return
-        found = awaited.wait(origin, trigger)
-        waits.interest[awaited.name] = found
+        found = waits.interest[awaited.name] = awaited.wait(origin, trigger)
         # Withdrawn (cancelled) or ended by the close: the requests it covered are gone already.
         found.addCallbacks(self._known, lambda failure: None, callbackArgs=(origin, awaited))
 
@@ -265,10 +255,10 @@ class Room:
         if awaited is self._resolver:
             # Waiters resume in process_request, which asks nothing of the resolver.
             waiters, waits.waiters = waits.waiters, []
-            for waiter, _since in waiters:
+            for _since, waiter in waiters:
                 waiter.callback(result)
         if result is not None and hasattr(awaited, "reinstate"):
-            waits.known[awaited.name] = (awaited, result)
+            waits.known[cast("Resolver[Any]", awaited)] = result
         # Sending the held requests re-enters the gate, which must not run inside the
         # completion of what fired this.
         self._clock.callLater(0, self._release, origin)
@@ -276,8 +266,7 @@ class Room:
     def _release(self, origin: str) -> None:
         if self._closed:
             return
-        for awaited, state in self._origins.get(origin, _Origin()).known.values():
-            awaited.reinstate(state)
+        self._admission.restore(self._origins.get(origin, _Origin()).known)
         self._send(origin, released=True)
 
     def _forget(self, origin: str, *, keep: bool = False) -> None:
@@ -304,7 +293,6 @@ class Room:
         waits = self._origins.setdefault(origin, _Origin())
         times, waits.held = waits.held, []
         self._forget(origin, keep=True)
-        released = released or origin in self._unsent
         self._pending.discard(origin)
         self._unsent.discard(origin)
         now = self._clock.seconds()
@@ -319,8 +307,7 @@ class Room:
                 continue
             if awaited is not None:
                 self._place.add(origin, request)
-                since = times[index][0] if index < len(times) else now
-                waits.held.append((since, awaited.name))
+                waits.held.append((times[index][0] if index < len(times) else now, awaited.name))
                 self._interested(origin, awaited, request)
                 continue
             if not released:
@@ -328,23 +315,21 @@ class Room:
                 self._file(request)
             try:
                 self._crawl(request)
+                sent += 1
             except Exception as exc:
                 self._events.release_failed(request, exc)
                 # Held again (durably, where the place is), sent again on the next tick.
                 self._place.add(origin, request)
                 (self._unsent if released else self._pending).add(origin)
                 self._start_tick()
-            else:
-                sent += 1
         if sent and released:
             self._events.count(RELEASED, sent)
         self._forget(origin)
 
     def _send_pending(self) -> None:
-        for origin in sorted(self._unsent):
-            self._send(origin, released=True)
-        for origin in sorted(self._pending):
-            self._send(origin, released=False)
+        for released, origins in ((True, self._unsent), (False, self._pending)):
+            for origin in sorted(origins):
+                self._send(origin, released=released)
 
     def watch_slots(self) -> None:
         """A request waits for a place in its download slot: the tick runs while any does
@@ -396,13 +381,12 @@ class Room:
             if expired:
                 why = self._admission.timed_out(origin, {self._resolver.name})
                 dropped += self._stop(origin, [], expired, why)
-            given_up = None
             if waits.waiting() and not self._pending:
                 given_up = self._admission.given_up(origin)
-            if given_up is not None:
-                self._events.gave_up(given_up[0])
-                _all, _waited_for, waiters = waits.expired(float("inf"))  # every wait ends
-                dropped += self._stop(origin, self._place.take(origin), waiters, given_up)
+                if given_up is not None:
+                    self._events.gave_up(given_up[0])
+                    _all, _waited_for, waiters = waits.expired(float("inf"))  # every wait ends
+                    dropped += self._stop(origin, self._place.take(origin), waiters, given_up)
             self._forget(origin)
         return dropped
 
@@ -418,9 +402,8 @@ class Room:
         self._kept += kept
         if kept:
             self._events.kept(origin, kept, words, self._place.next_run)
-        hint = "" if self._place.next_run is not None else _KEEP_HINT
-        drop = Why(reason, f"{origin}: {words}", origin, rule=words + hint)
-        self._drop(origin, lost, waiters, drop)
+        rule = words if self._place.next_run is not None else words + _KEEP_HINT
+        self._drop(origin, lost, waiters, Why(reason, f"{origin}: {words}", origin, rule=rule))
         return len(held) + len(waiters)
 
     def let_go(self) -> None:
@@ -438,10 +421,9 @@ class Room:
             waiters, waits.waiters = waits.waiters, []
             interest, waits.interest = waits.interest, {}
             why = self._admission.closing(origin)
-            self._drop(origin, [], [waiter for waiter, _since in waiters], why)
+            self._drop(origin, [], [waiter for _since, waiter in waiters], why)
             for found in interest.values():
                 found.cancel()
-        self._pending, self._unsent = set(), set()
         self._on_close()
 
     def _drop(self, origin: str, requests: list[Request], waiters: list[_Waiter], why: Why) -> None:
@@ -505,8 +487,7 @@ class Room:
             # task resumes: meanwhile the engine would see nothing in flight, and close.
             waiter.addBoth(_after, _compat.rejoin_active, engine, request)
         try:
-            if downloads:
-                await _inline.run(downloads)
+            await _inline.run(downloads or [])
             return await maybe_deferred_to_future(waiter)
         finally:
             if left:
