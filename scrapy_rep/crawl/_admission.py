@@ -252,9 +252,8 @@ class Admission:
         # The verdicts given in this process, each keyed and valued by its ``_Given`` (a weak
         # reference to its request: looked up with any reference to the same request, gone
         # with it). One allocation per request let go.
-        given: dict[weakref.ref[Request], _Given] = {}
-        self._given = given
-        self._forget = lambda ref: given.pop(ref, None)
+        self._given: dict[weakref.ref[Request], _Given] = {}
+        self._forget = lambda ref: self._given.pop(ref, None)
         # Requests counted as judged again (``REJUDGED``), so that each counts once.
         self._rejudged: weakref.WeakSet[Request] = weakref.WeakSet()
 
@@ -274,7 +273,7 @@ class Admission:
             # is judged again. At the gate (a request entering) the token it carries is dropped;
             # before download it still says the request came from a scheduler (``send_back``),
             # and it is counted once as judged again.
-            bound = self._given_for(request)
+            bound = self._given.get(weakref.ref(request))
             if bound is not None and bound.url == request.url:
                 given = bound.token
             elif at == "gate":
@@ -293,7 +292,6 @@ class Admission:
                     and route(origin, request) not in self._paused
                     and self._resolver.claim(origin, now)
                 ):
-                    meta[ADMITTED] = _FIRST_TOKEN
                     self._bind(request, _FIRST_TOKEN)
                     return FIRST
             elif state is None and first:
@@ -319,17 +317,15 @@ class Admission:
         if self._paused and self.paused(origin, request, now):
             return self._wait_pause
         if given is not token:
-            meta[ADMITTED] = token
             self._bind(request, token)
         if at == "download" and state.crawl_delay is not None:
             self._apply_delay(request, state.crawl_delay)
         return GO
 
-    def _given_for(self, request: Request) -> _Given | None:
-        return self._given.get(weakref.ref(request))
-
     def _bind(self, request: Request, token: Token | str) -> None:
-        """Bind ``token`` to ``request``, with the URL and User-Agent header it was judged by."""
+        """Give ``request`` ``token``: in its meta, and bound to it with the URL and User-Agent
+        header it was judged by."""
+        request.meta[ADMITTED] = token
         given = _Given(request, self._forget)
         given.token, given.url, given.agent = token, request.url, user_agent(request)
         self._given.pop(given, None)  # a verdict given to it before (its callback goes too)
@@ -341,7 +337,7 @@ class Admission:
         It is judged again when its URL or the User-Agent tokens it carries changed since its
         verdict was given (a middleware that rotates User-Agents, say): it is then no longer
         bound to it. A User-Agent filled in from USER_AGENT is no change."""
-        given = self._given_for(request)
+        given = self._given.get(weakref.ref(request))
         if given is None or given.token is _FIRST_TOKEN:
             return None
         agent = user_agent(request)
@@ -426,11 +422,10 @@ class Admission:
         closing; the gate holds it."""
         if closing:
             self._closed_out.add(request)
-        meta = request.meta
-        if not request.dont_filter and ADMITTED in meta:
-            meta[SEEN_META] = seen_mark(request)
+        if not request.dont_filter and ADMITTED in request.meta:
+            request.meta[SEEN_META] = seen_mark(request)
         request.dont_filter = True
-        meta.pop(ADMITTED, None)
+        request.meta.pop(ADMITTED, None)
         self._given.pop(weakref.ref(request), None)
         self._pauses.not_probed(request)
         self._events.count(RESCHEDULED)
@@ -457,7 +452,7 @@ class Admission:
         """Was ``request`` let through as its origin's first (``FIRST``), in this process?"""
         if request.meta.get(ADMITTED) != _FIRST_TOKEN:
             return False
-        given = self._given_for(request)
+        given = self._given.get(weakref.ref(request))
         return given is not None and given.token is _FIRST_TOKEN
 
     def claim_over(self, request: Request) -> None:
@@ -489,7 +484,7 @@ class Admission:
 
     def judged(self, request: Request) -> tuple[OriginState[RobotsTxt], Known] | None:
         """The states ``request`` was let go with in this process (its token's), or None."""
-        given = self._given_for(request)
+        given = self._given.get(weakref.ref(request))
         return given.token.judged if given is not None and isinstance(given.token, Token) else None
 
     def awaited(self, request: Request, origin: str, now: float) -> Awaited | None:
