@@ -223,7 +223,7 @@ class Admission:
         events: Events,
         clock: Clock,
         hold_timeout: float,
-        first_through: Callable[[], bool] = lambda: False,
+        first_through: Callable[[], bool],
     ) -> None:
         """``needed``: the usage documents the declared purpose needs; ``apply_delay``: put a
         Crawl-delay on a request's download slot; ``hold_timeout``: REP_HOLD_TIMEOUT, how long
@@ -438,10 +438,9 @@ class Admission:
         generation = state.generation
         for _, document in known:  # a loop: no generator made on every decision
             generation = max(generation, document.generation)
-        kept = state.admitted
+        kept: tuple[int, Token] | None = state.admitted
         if kept is not None and kept[0] == generation:
-            token: Token = kept[1]
-            return token
+            return kept[1]
         contents = ",".join([state.content, *(document.content for _, document in known)])
         token = Token(f"{generation:x}:{contents}")
         token.judged = (state, tuple(known))
@@ -519,11 +518,9 @@ class Admission:
         """Why requests of ``origin`` that waited for ``waited_for`` (``Awaited.name``s) are
         let go at REP_HOLD_TIMEOUT (``deadline``)."""
         timeout = f"REP_HOLD_TIMEOUT={self._timeout:g}s"
-        paused = self._pauses.why(origin)
-        documents = sorted(waited_for - {self._resolver.name, self._pauses.name})
-        if paused is not None:
+        if (paused := self._pauses.why(origin)) is not None:
             why = f"its pages asked to slow down ({paused}) for longer than {timeout}"
-        elif documents:
+        elif documents := sorted(waited_for - {self._resolver.name, self._pauses.name}):
             why = f"its {' and '.join(documents)} could not be fetched within {timeout}"
         else:
             state = self._resolver.peek(origin)
