@@ -368,8 +368,7 @@ class Admission:
         copy (no pause or usage document matters: the site is not asked): the state to answer
         from, with the origin's Crawl-delay on the request's slot should it go to the server
         (no copy to give); a wait for robots.txt; or a drop, as for any request."""
-        if self.first(request):
-            self._unclaim(request, origin)
+        self.claim_over(request)  # it may have been let through as its origin's first
         state = self._resolver.state(origin, now, request)
         if state is None or state.serving.kind == "hold":
             return self._wait_robots
@@ -456,8 +455,9 @@ class Admission:
 
     def claim_over(self, request: Request) -> None:
         """``request`` was dropped before the final gate (a duplicate, an earlier downloader
-        middleware): if it was let through as its origin's first, the claim is released (for
-        its own request only: a copy of its meta releases nothing)."""
+        middleware), or is a robots.txt request answered from the crawl's copy (``copy_of``):
+        if it was let through as its origin's first, the claim is released (for its own
+        request only: a copy of its meta releases nothing)."""
         if self.first(request) and (origin := self.origin(request)) is not None:
             self._unclaim(request, origin)
 
