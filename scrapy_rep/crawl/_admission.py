@@ -148,9 +148,6 @@ class _Answer(Enum):
     #: An unknown origin's first request at the final gate: resolve robots.txt there and wait.
     RESOLVE = "RESOLVE"
 
-    def __repr__(self) -> str:
-        return self.value
-
 
 GO, FIRST, RESOLVE = _Answer.GO, _Answer.FIRST, _Answer.RESOLVE
 #: The token of a request let through as its origin's first (never a ``Token``).
