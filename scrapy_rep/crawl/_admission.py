@@ -232,7 +232,6 @@ class Admission:
         self._events = events
         self._clock = clock
         self._resolver = resolver
-        self._needed = needed
         self._pauses = pauses
         self._paused = pauses.paused
         self._judge = judge
@@ -241,7 +240,7 @@ class Admission:
         # One of each, made once: waiting allocates nothing.
         self._wait_robots = Wait(resolver)
         self._wait_pause = Wait(pauses)
-        self._wait_document = {source.resolver: Wait(source.resolver) for source in needed}
+        self._needed = [(source, Wait(source.resolver)) for source in needed]
         self._first_through = first_through
         self._no_place = Wait(NO_PLACE)
         #: Requests sent back from their slot's wait as the crawl closes (``send_back``).
@@ -263,9 +262,8 @@ class Admission:
             # Step 6 at close: no place will come; held (kept or said at close, as held ones).
             self._closed_out.discard(request)
             return self._no_place
-        meta = request.meta
         given: Token | str | None = None
-        if meta.get(ADMITTED) is not None:
+        if request.meta.get(ADMITTED) is not None:
             # The verdict given to it in this process, while its URL is the one judged; else it
             # is judged again. At the gate (a request entering) the token it carries is dropped;
             # before download it still says the request came from a scheduler (``send_back``),
@@ -274,7 +272,7 @@ class Admission:
             if bound is not None and bound.url == request.url:
                 given = bound.token
             elif at == "gate":
-                del meta[ADMITTED]
+                del request.meta[ADMITTED]
             elif request not in self._rejudged:
                 self._rejudged.add(request)
                 self._events.count(REJUDGED)
@@ -293,18 +291,18 @@ class Admission:
                     return FIRST
             elif state is None and first:
                 # Its claim is over: from now on it waits as any request before download.
-                del meta[ADMITTED]
+                del request.meta[ADMITTED]
                 return RESOLVE
             return self._wait_robots
         known: list[tuple[UsageDocument, OriginState[Any]]] = []
-        for source in self._needed:
+        for source, wait in self._needed:
             document = source.resolver.state(origin, now, request)
             if document is None:
                 # Not known yet: drop now if that is certain, else wait for it.
                 why = self._judge.refusal(state, request) or self._judge.certain_refusal(
                     state, request, known
                 )
-                return Drop(why) if why is not None else self._wait_document[source.resolver]
+                return Drop(why) if why is not None else wait
             known.append((source.document, document))
         token = self.token(state, known)
         # One comparison while nothing it was judged by changed (the token is made once per
@@ -380,7 +378,7 @@ class Admission:
         resolver: to ``restore`` before deciding again after a wait."""
         return {
             resolver: state
-            for resolver in (self._resolver, *self._wait_document)
+            for resolver in (self._resolver, *(source.resolver for source, _ in self._needed))
             if (state := resolver.peek(origin)) is not None
         }
 
