@@ -148,9 +148,6 @@ class _Answer(Enum):
     #: An unknown origin's first request at the final gate: resolve robots.txt there and wait.
     RESOLVE = "RESOLVE"
 
-    def __repr__(self) -> str:
-        return self.value
-
 
 GO, FIRST, RESOLVE = _Answer.GO, _Answer.FIRST, _Answer.RESOLVE
 #: The token of a request let through as its origin's first (never a ``Token``).
@@ -223,7 +220,7 @@ class Admission:
         events: Events,
         clock: Clock,
         hold_timeout: float,
-        first_through: Callable[[], bool] = lambda: False,
+        first_through: Callable[[], bool],
     ) -> None:
         """``needed``: the usage documents the declared purpose needs; ``apply_delay``: put a
         Crawl-delay on a request's download slot; ``hold_timeout``: REP_HOLD_TIMEOUT, how long
@@ -235,7 +232,6 @@ class Admission:
         self._events = events
         self._clock = clock
         self._resolver = resolver
-        self._needed = needed
         self._pauses = pauses
         self._paused = pauses.paused
         self._judge = judge
@@ -244,7 +240,7 @@ class Admission:
         # One of each, made once: waiting allocates nothing.
         self._wait_robots = Wait(resolver)
         self._wait_pause = Wait(pauses)
-        self._wait_document = {source.resolver: Wait(source.resolver) for source in needed}
+        self._needed = [(source, Wait(source.resolver)) for source in needed]
         self._first_through = first_through
         self._no_place = Wait(NO_PLACE)
         #: Requests sent back from their slot's wait as the crawl closes (``send_back``).
@@ -252,9 +248,8 @@ class Admission:
         # The verdicts given in this process, each keyed and valued by its ``_Given`` (a weak
         # reference to its request: looked up with any reference to the same request, gone
         # with it). One allocation per request let go.
-        given: dict[weakref.ref[Request], _Given] = {}
-        self._given = given
-        self._forget = lambda ref: given.pop(ref, None)
+        self._given: dict[weakref.ref[Request], _Given] = {}
+        self._forget = lambda ref: self._given.pop(ref, None)
         # Requests counted as judged again (``REJUDGED``), so that each counts once.
         self._rejudged: weakref.WeakSet[Request] = weakref.WeakSet()
 
@@ -267,18 +262,17 @@ class Admission:
             # Step 6 at close: no place will come; held (kept or said at close, as held ones).
             self._closed_out.discard(request)
             return self._no_place
-        meta = request.meta
         given: Token | str | None = None
-        if meta.get(ADMITTED) is not None:
+        if request.meta.get(ADMITTED) is not None:
             # The verdict given to it in this process, while its URL is the one judged; else it
             # is judged again. At the gate (a request entering) the token it carries is dropped;
             # before download it still says the request came from a scheduler (``send_back``),
             # and it is counted once as judged again.
-            bound = self._given_for(request)
+            bound = self._given.get(weakref.ref(request))
             if bound is not None and bound.url == request.url:
                 given = bound.token
             elif at == "gate":
-                del meta[ADMITTED]
+                del request.meta[ADMITTED]
             elif request not in self._rejudged:
                 self._rejudged.add(request)
                 self._events.count(REJUDGED)
@@ -293,23 +287,22 @@ class Admission:
                     and route(origin, request) not in self._paused
                     and self._resolver.claim(origin, now)
                 ):
-                    meta[ADMITTED] = _FIRST_TOKEN
                     self._bind(request, _FIRST_TOKEN)
                     return FIRST
             elif state is None and first:
                 # Its claim is over: from now on it waits as any request before download.
-                del meta[ADMITTED]
+                del request.meta[ADMITTED]
                 return RESOLVE
             return self._wait_robots
         known: list[tuple[UsageDocument, OriginState[Any]]] = []
-        for source in self._needed:
+        for source, wait in self._needed:
             document = source.resolver.state(origin, now, request)
             if document is None:
                 # Not known yet: drop now if that is certain, else wait for it.
                 why = self._judge.refusal(state, request) or self._judge.certain_refusal(
                     state, request, known
                 )
-                return Drop(why) if why is not None else self._wait_document[source.resolver]
+                return Drop(why) if why is not None else wait
             known.append((source.document, document))
         token = self.token(state, known)
         # One comparison while nothing it was judged by changed (the token is made once per
@@ -319,17 +312,15 @@ class Admission:
         if self._paused and self.paused(origin, request, now):
             return self._wait_pause
         if given is not token:
-            meta[ADMITTED] = token
             self._bind(request, token)
         if at == "download" and state.crawl_delay is not None:
             self._apply_delay(request, state.crawl_delay)
         return GO
 
-    def _given_for(self, request: Request) -> _Given | None:
-        return self._given.get(weakref.ref(request))
-
     def _bind(self, request: Request, token: Token | str) -> None:
-        """Bind ``token`` to ``request``, with the URL and User-Agent header it was judged by."""
+        """Give ``request`` ``token``: in its meta, and bound to it with the URL and User-Agent
+        header it was judged by."""
+        request.meta[ADMITTED] = token
         given = _Given(request, self._forget)
         given.token, given.url, given.agent = token, request.url, user_agent(request)
         self._given.pop(given, None)  # a verdict given to it before (its callback goes too)
@@ -341,7 +332,7 @@ class Admission:
         It is judged again when its URL or the User-Agent tokens it carries changed since its
         verdict was given (a middleware that rotates User-Agents, say): it is then no longer
         bound to it. A User-Agent filled in from USER_AGENT is no change."""
-        given = self._given_for(request)
+        given = self._given.get(weakref.ref(request))
         if given is None or given.token is _FIRST_TOKEN:
             return None
         agent = user_agent(request)
@@ -372,8 +363,7 @@ class Admission:
         copy (no pause or usage document matters: the site is not asked): the state to answer
         from, with the origin's Crawl-delay on the request's slot should it go to the server
         (no copy to give); a wait for robots.txt; or a drop, as for any request."""
-        if self.first(request):
-            self._unclaim(request, origin)
+        self.claim_over(request)  # it may have been let through as its origin's first
         state = self._resolver.state(origin, now, request)
         if state is None or state.serving.kind == "hold":
             return self._wait_robots
@@ -388,7 +378,7 @@ class Admission:
         resolver: to ``restore`` before deciding again after a wait."""
         return {
             resolver: state
-            for resolver in (self._resolver, *self._wait_document)
+            for resolver in (self._resolver, *(source.resolver for source, _ in self._needed))
             if (state := resolver.peek(origin)) is not None
         }
 
@@ -426,11 +416,10 @@ class Admission:
         closing; the gate holds it."""
         if closing:
             self._closed_out.add(request)
-        meta = request.meta
-        if not request.dont_filter and ADMITTED in meta:
-            meta[SEEN_META] = seen_mark(request)
+        if not request.dont_filter and ADMITTED in request.meta:
+            request.meta[SEEN_META] = seen_mark(request)
         request.dont_filter = True
-        meta.pop(ADMITTED, None)
+        request.meta.pop(ADMITTED, None)
         self._given.pop(weakref.ref(request), None)
         self._pauses.not_probed(request)
         self._events.count(RESCHEDULED)
@@ -443,10 +432,9 @@ class Admission:
         generation = state.generation
         for _, document in known:  # a loop: no generator made on every decision
             generation = max(generation, document.generation)
-        kept = state.admitted
+        kept: tuple[int, Token] | None = state.admitted
         if kept is not None and kept[0] == generation:
-            token: Token = kept[1]
-            return token
+            return kept[1]
         contents = ",".join([state.content, *(document.content for _, document in known)])
         token = Token(f"{generation:x}:{contents}")
         token.judged = (state, tuple(known))
@@ -457,13 +445,14 @@ class Admission:
         """Was ``request`` let through as its origin's first (``FIRST``), in this process?"""
         if request.meta.get(ADMITTED) != _FIRST_TOKEN:
             return False
-        given = self._given_for(request)
+        given = self._given.get(weakref.ref(request))
         return given is not None and given.token is _FIRST_TOKEN
 
     def claim_over(self, request: Request) -> None:
         """``request`` was dropped before the final gate (a duplicate, an earlier downloader
-        middleware): if it was let through as its origin's first, the claim is released (for
-        its own request only: a copy of its meta releases nothing)."""
+        middleware), or is a robots.txt request answered from the crawl's copy (``copy_of``):
+        if it was let through as its origin's first, the claim is released (for its own
+        request only: a copy of its meta releases nothing)."""
         if self.first(request) and (origin := self.origin(request)) is not None:
             self._unclaim(request, origin)
 
@@ -489,7 +478,7 @@ class Admission:
 
     def judged(self, request: Request) -> tuple[OriginState[RobotsTxt], Known] | None:
         """The states ``request`` was let go with in this process (its token's), or None."""
-        given = self._given_for(request)
+        given = self._given.get(weakref.ref(request))
         return given.token.judged if given is not None and isinstance(given.token, Token) else None
 
     def awaited(self, request: Request, origin: str, now: float) -> Awaited | None:
@@ -524,11 +513,9 @@ class Admission:
         """Why requests of ``origin`` that waited for ``waited_for`` (``Awaited.name``s) are
         let go at REP_HOLD_TIMEOUT (``deadline``)."""
         timeout = f"REP_HOLD_TIMEOUT={self._timeout:g}s"
-        paused = self._pauses.why(origin)
-        documents = sorted(waited_for - {self._resolver.name, self._pauses.name})
-        if paused is not None:
+        if (paused := self._pauses.why(origin)) is not None:
             why = f"its pages asked to slow down ({paused}) for longer than {timeout}"
-        elif documents:
+        elif documents := sorted(waited_for - {self._resolver.name, self._pauses.name}):
             why = f"its {' and '.join(documents)} could not be fetched within {timeout}"
         else:
             state = self._resolver.peek(origin)
