@@ -191,8 +191,7 @@ class OriginCache(Generic[D]):
         if good is None or good.outcome != "ok":
             return None
         if previous is not None and previous.document is not None:
-            known = previous.entry.good
-            if known is not None and known.fetched_at == good.fetched_at:
+            if (known := previous.entry.good) is not None and known.fetched_at == good.fetched_at:
                 return previous.document
         return self.kind.parse(body or b"")
 

@@ -249,9 +249,8 @@ class Resolver(Generic[D]):
         None when there is no such copy (unreachable with no good copy, a redirect chain not
         followed, the store lost it)."""
         good = state.entry.good
-        if good is None or good.status is None:
+        if good is None or (status := good.status) is None:
             return succeed(None)
-        status = good.status
         url = good.redirects[-1] if good.redirects else state.origin + self.kind.path
         if good.outcome == "no_robots":
             return succeed(_answer(request, status, url, None) if 400 <= status < 500 else None)
