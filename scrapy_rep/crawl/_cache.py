@@ -26,7 +26,6 @@ from scrapy_rep.core.stats import ROBOTSTXT_FETCH, FetchStats
 
 __all__ = [
     "ROBOTS",
-    "RUN",
     "DocumentKind",
     "OriginCache",
     "OriginKeys",
@@ -71,9 +70,6 @@ def usage_kind(document: UsageDocument) -> DocumentKind[object]:
     )
 
 
-#: This process's tag in state generations (see ``OriginState.generation``).
-RUN = int.from_bytes(os.urandom(4), "big") | 1
-
 #: Bound of the (scheme, netloc) -> origin map: past it, the map starts again (cheap to rebuild).
 ORIGIN_KEYS_SIZE = 65536
 
@@ -114,9 +110,9 @@ class OriginReport:
 
 
 # Every installed state gets a new number: a request the gate allowed under the same state
-# needs no second match in process_request. The high bits name this process, so numbers
-# stored in requests of an earlier run (JOBDIR) are recognised as such.
-_generations = itertools.count((RUN << 32) + 1)
+# needs no second match in process_request. The high bits name this process (a random tag,
+# never 0), so numbers stored in requests of an earlier run (JOBDIR) are recognised as such.
+_generations = itertools.count(((int.from_bytes(os.urandom(4), "big") | 1) << 32) + 1)
 
 
 # eq=False: a state equals itself only (each installed one is a generation of its own);
@@ -195,8 +191,7 @@ class OriginCache(Generic[D]):
         if good is None or good.outcome != "ok":
             return None
         if previous is not None and previous.document is not None:
-            known = previous.entry.good
-            if known is not None and known.fetched_at == good.fetched_at:
+            if (known := previous.entry.good) is not None and known.fetched_at == good.fetched_at:
                 return previous.document
         return self.kind.parse(body or b"")
 
@@ -248,10 +243,8 @@ class OriginKeys:
 
     def origin(self, parts: SplitResult | ParseResult) -> str | None:
         key = (parts.scheme, parts.netloc)
-        if key in self._keys:
-            return self._keys[key]
-        found = origin_from_parts(parts)
-        if len(self._keys) >= ORIGIN_KEYS_SIZE:
-            self._keys.clear()
-        self._keys[key] = found
-        return found
+        if key not in self._keys:
+            if len(self._keys) >= ORIGIN_KEYS_SIZE:
+                self._keys.clear()
+            self._keys[key] = origin_from_parts(parts)
+        return self._keys[key]

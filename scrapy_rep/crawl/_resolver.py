@@ -95,9 +95,7 @@ class Resolver(Generic[D]):
         #: The document's name (``robots.txt``): what requests held for it wait for.
         self.name = cache.kind.name
         self._events = events
-        self._limits = config.limits
-        self._lease_ttl = config.lease_ttl
-        self._poll = config.lease_poll_interval
+        self._config = config
         self._owner = owner
         self._announce = announce
         # Per origin, the Deferreds of those waiting for it to serve (``wait``).
@@ -212,14 +210,13 @@ class Resolver(Generic[D]):
         if origin in self._resolving:
             return None
         broken = self._broken.get(origin, 0)
-        if 0 < self._limits.give_up_after <= broken:
+        if 0 < self._config.limits.give_up_after <= broken:
             return give_up_reason(broken, f"resolving {self.kind.name} failed")
         state = self._cache.peek(origin)
-        if state is None or state.entry.fetched_at < self.started:
-            return None
-        if not given_up(state.entry, self._clock.seconds(), self._limits):
-            return None
-        return give_up_reason(state.entry.failures, state.entry.error, state.entry.status)
+        if state is not None and state.entry.fetched_at >= self.started:
+            if given_up(state.entry, self._clock.seconds(), self._config.limits):
+                return give_up_reason(state.entry.failures, state.entry.error, state.entry.status)
+        return None
 
     def state(self, origin: str, now: float, trigger: Request | None) -> OriginState[D] | None:
         """The origin's state if known here; starts a refresh when one is due."""
@@ -252,9 +249,8 @@ class Resolver(Generic[D]):
         None when there is no such copy (unreachable with no good copy, a redirect chain not
         followed, the store lost it)."""
         good = state.entry.good
-        if good is None or good.status is None:
+        if good is None or (status := good.status) is None:
             return succeed(None)
-        status = good.status
         url = good.redirects[-1] if good.redirects else state.origin + self.kind.path
         if good.outcome == "no_robots":
             return succeed(_answer(request, status, url, None) if 400 <= status < 500 else None)
@@ -278,15 +274,14 @@ class Resolver(Generic[D]):
             # Asked explicitly: one attempt now, even during a backoff.
             self._triggers.setdefault(origin, trigger)
             self._start(origin)
-        listeners = self._resolving.get(origin)
-        if listeners is None:  # answered at once (known, or from the store)
-            known = self._cache.peek(origin)
-            if known is None:
-                return fail(RuntimeError(f"{self.name} of {origin} could not be resolved"))
-            return succeed(known)
-        listener: Deferred[OriginState[D]] = Deferred()
-        listeners.append(listener)
-        return listener
+        if origin in self._resolving:
+            listener: Deferred[OriginState[D]] = Deferred()
+            self._resolving[origin].append(listener)
+            return listener
+        known = self._cache.peek(origin)  # answered at once (known, or from the store)
+        if known is None:
+            return fail(RuntimeError(f"{self.name} of {origin} could not be resolved"))
+        return succeed(known)
 
     def close(self) -> None:
         self._closing = True
@@ -317,14 +312,13 @@ class Resolver(Generic[D]):
                 report.errback(result)
             if self._waiters.get(origin):
                 # Backs off as failed fetches do (REP_RETRY_DELAY, doubling).
-                self._schedule_retry(origin, retry_delay(broken, None, None, self._limits))
+                self._schedule_retry(origin, retry_delay(broken, None, None, self._config.limits))
             return
         self._broken.pop(origin, None)
         for report in reports:
             report.callback(result)
-        if self._closing:
-            return
-        if self.serves(result):
+        # Closing: the waiters are left unanswered (and ``_decide`` starts nothing).
+        if self.serves(result) and not self._closing:
             for waiter in self._waiters.pop(origin, []):
                 waiter.callback(result)
         elif self._waiters.get(origin):
@@ -348,7 +342,7 @@ class Resolver(Generic[D]):
             # The store lost the entry or cannot answer: this process's copy counts.
             entry = known.entry
         now = self._clock.seconds()
-        fresh = entry is not None and now < serving(entry, now, self._limits).refresh_at
+        fresh = entry is not None and now < serving(entry, now, self._config.limits).refresh_at
         if stored is not None and fresh:
             return self._install(origin, entry, stored.body, now, from_store=True)
         # The newest fetch known here: a later one in the store was made by another process.
@@ -370,12 +364,12 @@ class Resolver(Generic[D]):
                 raise ClosingError("crawl closing")
             # Another process is fetching it: wait for its entry to appear, or for its
             # lease to lapse (a dead holder's lease lapses after REP_LEASE_TTL).
-            yield task.deferLater(cast(Any, self._clock), self._poll, lambda: None)
+            yield task.deferLater(cast(Any, self._clock), self._config.lease_poll_interval)
         # Renew the lease while the fetch runs, so a short TTL never lapses under a live
         # holder, and a killed holder blocks the origin for one TTL at most.
         renewal = task.LoopingCall(self._lease, origin)
         renewal.clock = cast(Any, self._clock)
-        renewal.start(self._lease_ttl / 3, now=False)
+        renewal.start(self._config.lease_ttl / 3, now=False)
         try:
             if entry is not None and entry.good is not None:
                 self._events.count(self.kind.stats.refresh)
@@ -389,7 +383,7 @@ class Resolver(Generic[D]):
                 self._events.fetch_broke(self.kind.name, origin, exc)
                 fetch, body = Fetch("unreachable", error=f"internal error: {exc!r}"[:300]), None
             now = self._clock.seconds()
-            new = record(entry, fetch, now, self._limits)
+            new = record(entry, fetch, now, self._config.limits)
             if fetch.outcome == "unreachable":
                 body = stored.body if stored is not None and new.good is not None else None
             # A good copy known only in memory has no body to store with it.
@@ -426,7 +420,7 @@ class Resolver(Generic[D]):
         # A store that cannot answer must not stop the crawl: fetch ourselves. Taking a lease
         # we hold renews it (every store's acquire_lease extends its owner's lease).
         return self._call(
-            self._store.acquire_lease, origin, self._owner, self._lease_ttl, default=True
+            self._store.acquire_lease, origin, self._owner, self._config.lease_ttl, default=True
         )
 
     def _call(
