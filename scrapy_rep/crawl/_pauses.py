@@ -219,13 +219,11 @@ class Pauses:
         """Why the crawl may stop waiting for ``origin`` (a route of it paused for longer than
         REP_PAUSE_GIVE_UP_AFTER), or None."""
         give_up_after = self._config.pause_give_up_after
-        if give_up_after <= 0:
-            return None
         now = self._clock.seconds()
         for key in self._routes.get(origin, ()):
             pause = self.paused[key]
             paused_for = now - pause.since
-            if paused_for >= give_up_after:
+            if 0 < give_up_after <= paused_for:  # 0: never given up
                 return (
                     f"its pages have asked to slow down for {paused_for:.0f}s ({pause.reason}), "
                     f"longer than REP_PAUSE_GIVE_UP_AFTER={give_up_after:g}s"
@@ -234,9 +232,7 @@ class Pauses:
 
     def why(self, origin: str) -> str | None:
         """What keeps a route of ``origin`` paused, in words, or None."""
-        for key in self._routes.get(origin, ()):
-            return self.paused[key].reason
-        return None
+        return next((self.paused[key].reason for key in self._routes.get(origin, ())), None)
 
     # -- answers -----------------------------------------------------------------------------
 
