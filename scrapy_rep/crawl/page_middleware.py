@@ -290,11 +290,10 @@ class _Page:
         if not isinstance(response, HtmlResponse):
             return frozenset()
         # The callback has usually parsed the page already: the selector is cached.
-        links = response.xpath("//a[@rel][@href]|//area[@rel][@href]")
         return frozenset(
             canonicalize_url(response.urljoin(link.attrib["href"].strip()))
-            for link in links
-            if "nofollow" in (link.attrib.get("rel") or "").lower().split()
+            for link in response.xpath("//a[@rel][@href]|//area[@rel][@href]")
+            if "nofollow" in link.attrib["rel"].lower().split()
         )
 
     def _is_rel_nofollow(self, url: str) -> bool:
@@ -377,6 +376,5 @@ def _html(response: Response) -> tuple[bytes | None, str | None]:
     HTML; other types have headers. (None, None) for any other response."""
     if not isinstance(response, HtmlResponse):
         return None, None
-    content_type = response.headers.get(b"Content-Type")
-    encoding = http_content_type_encoding(content_type.decode("latin-1")) if content_type else None
-    return response.body, encoding
+    content_type = response.headers.get(b"Content-Type") or b""
+    return response.body, http_content_type_encoding(content_type.decode("latin-1"))
