@@ -155,9 +155,8 @@ class Pauses:
         goes to an origin the store says is paused before this process knows it."""
         if not self._shared:
             return succeed(None)
-        first = self._poll_store()
         self._poll.start(self._config.lease_poll_interval, now=False)
-        return first if first is not None else succeed(None)
+        return self._poll_store()
 
     def close(self) -> None:
         self._closed = True
@@ -165,10 +164,9 @@ class Pauses:
             self._poll.stop()
         for key in list(self._timers):
             self._cancel(key)
-        waiters, self._waiters = self._waiters, {}
-        for found in waiters.values():
-            for waiter in found:
-                waiter.cancel()
+        # Each cancelled waiter withdraws itself from ``_waiters``.
+        for waiter in [w for waiting in self._waiters.values() for w in waiting]:
+            waiter.cancel()
 
     # -- the gates ---------------------------------------------------------------------------
 
@@ -219,13 +217,11 @@ class Pauses:
         """Why the crawl may stop waiting for ``origin`` (a route of it paused for longer than
         REP_PAUSE_GIVE_UP_AFTER), or None."""
         give_up_after = self._config.pause_give_up_after
-        if give_up_after <= 0:
-            return None
         now = self._clock.seconds()
         for key in self._routes.get(origin, ()):
             pause = self.paused[key]
             paused_for = now - pause.since
-            if paused_for >= give_up_after:
+            if 0 < give_up_after <= paused_for:  # 0: never given up
                 return (
                     f"its pages have asked to slow down for {paused_for:.0f}s ({pause.reason}), "
                     f"longer than REP_PAUSE_GIVE_UP_AFTER={give_up_after:g}s"
@@ -234,9 +230,7 @@ class Pauses:
 
     def why(self, origin: str) -> str | None:
         """What keeps a route of ``origin`` paused, in words, or None."""
-        for key in self._routes.get(origin, ()):
-            return self.paused[key].reason
-        return None
+        return next((self.paused[key].reason for key in self._routes.get(origin, ())), None)
 
     # -- answers -----------------------------------------------------------------------------
 
@@ -270,10 +264,9 @@ class Pauses:
     def probe_failed(self, key: str, request: Request, error: str) -> bool:
         """The probe got no answer (``error``) by route ``key``: the route stays paused, twice
         as long. True when ``request`` was its probe (it is then sent again after the pause)."""
-        if not self._probed(key, request):
-            return False
-        self._failed(key, None, f"{error} at {_path(request)}", probe=True)
-        return True
+        if probed := self._probed(key, request):
+            self._failed(key, None, f"{error} at {_path(request)}", probe=True)
+        return probed
 
     def _probed(self, key: str, request: Request) -> bool:
         """Was ``request``, answered by route ``key``, that route's probe? A probe that went
@@ -370,9 +363,9 @@ class Pauses:
 
     # -- the fleet ---------------------------------------------------------------------------
 
-    def _poll_store(self) -> Deferred[None] | None:
+    def _poll_store(self) -> Deferred[None]:
         if self._polling or self._closed:
-            return None
+            return succeed(None)
         self._polling = True
         version = self._store_call(self._store.pause_version)
         return version.addCallback(self._changed).addBoth(self._polled)

@@ -186,10 +186,8 @@ class PageRobotsMiddleware:
         page = self._page(response)
         try:
             for output in result:
-                if page is None:
+                if page is None or page.keep(output):
                     yield _unmarked(output)
-                elif page.keep(output):
-                    yield output
         finally:
             if page is not None:
                 page.close()
@@ -200,10 +198,8 @@ class PageRobotsMiddleware:
         page = self._page(response)
         try:
             async for output in result:
-                if page is None:
+                if page is None or page.keep(output):
                     yield _unmarked(output)
-                elif page.keep(output):
-                    yield output
         finally:
             if page is not None:
                 page.close()
@@ -213,8 +209,7 @@ class PageRobotsMiddleware:
         rules = self.rules(response)
         if rules is None:
             return None
-        purpose = self.config.purpose
-        refusal = purpose.refusal(self._usage[response]) if purpose.declared else None
+        refusal = self.config.purpose.refusal(self._usage[response])  # None: nothing declared
         if refusal is not None:
             self._stats.inc_value(PAGE_USAGE_REFUSED)
         if not (rules.nofollow or rules.noindex or self.config.rel_nofollow or refusal):
@@ -263,7 +258,6 @@ class _Page:
         refuses, gets its mark on the way (SPEC D7, G3)."""
         config = self.middleware.config
         if isinstance(output, Request):
-            _unmarked(output)
             if output.meta.get("dont_obey_robotstxt"):
                 return True
             if self.rules.nofollow:
@@ -296,11 +290,10 @@ class _Page:
         if not isinstance(response, HtmlResponse):
             return frozenset()
         # The callback has usually parsed the page already: the selector is cached.
-        links = response.xpath("//a[@rel][@href]|//area[@rel][@href]")
         return frozenset(
             canonicalize_url(response.urljoin(link.attrib["href"].strip()))
-            for link in links
-            if "nofollow" in (link.attrib.get("rel") or "").lower().split()
+            for link in response.xpath("//a[@rel][@href]|//area[@rel][@href]")
+            if "nofollow" in link.attrib["rel"].lower().split()
         )
 
     def _is_rel_nofollow(self, url: str) -> bool:
@@ -309,7 +302,8 @@ class _Page:
     def close(self) -> None:
         """Count and log what this page dropped: one line per page, not per link."""
         url = self.response.url
-        why = _Directives(self.rules)
+        # The page's directives (none on most pages: nothing to format).
+        why = "; ".join(f"{agent}: {', '.join(d)}" for agent, d in self.rules.directives)
         for count, stat, message, detail in (
             (
                 self.nofollow_origins.total(),
@@ -340,8 +334,6 @@ class _Page:
                 self.middleware._stats.inc_value(stat, count)
                 spider = self.middleware.crawler.spider
                 _logger.debug("Dropped %d " + message, count, url, detail, extra={"spider": spider})
-        if not (self.nofollow_origins or self.rel_origins):
-            return
         # Filtered requests are drops too: in the closing summary of the robots.txt
         # middleware's drop path (without it, the page level counts and logs them alone).
         robots = self.middleware._robots_middleware()
@@ -384,16 +376,5 @@ def _html(response: Response) -> tuple[bytes | None, str | None]:
     HTML; other types have headers. (None, None) for any other response."""
     if not isinstance(response, HtmlResponse):
         return None, None
-    content_type = response.headers.get(b"Content-Type")
-    encoding = http_content_type_encoding(content_type.decode("latin-1")) if content_type else None
-    return response.body, encoding
-
-
-class _Directives:
-    """The directives of a page, formatted only if the log line is emitted."""
-
-    def __init__(self, rules: PageRules) -> None:
-        self.rules = rules
-
-    def __str__(self) -> str:
-        return "; ".join(f"{agent}: {', '.join(d)}" for agent, d in self.rules.directives)
+    content_type = response.headers.get(b"Content-Type") or b""
+    return response.body, http_content_type_encoding(content_type.decode("latin-1"))
