@@ -90,9 +90,8 @@ def process_request(final_gate: FinalGate) -> Callable[..., Any]:
         return result if result is None or isinstance(result, Request) else await result
 
     def deferred(self: Any, request: Request, spider: Any = None) -> Any:
-        result = final_gate(self, request)
-        done = result is None or isinstance(result, Request)
-        return result if done else deferred_from_coro(result)
+        # deferred_from_coro passes None and a Request through unchanged.
+        return deferred_from_coro(final_gate(self, request))
 
     return awaitable if ASYNC_MIDDLEWARE else deferred
 
