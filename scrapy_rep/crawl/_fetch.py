@@ -210,8 +210,7 @@ class Fetcher:
         # Counted on the fetch's own mark, by the fetcher that made it: another kind's fetcher
         # (robots.txt's and tdmrep.json's may download at once) leaves it alone, and a
         # middleware's copy of the request counts towards the same fetch.
-        mark = live_mark(request)
-        if mark is not None and mark.owner is self:
+        if (mark := live_mark(request)) is not None and mark.owner is self:
             mark.received += len(data)
             if mark.received >= MAX_BODY_BYTES:
                 raise StopDownload(fail=False)
