@@ -59,10 +59,6 @@ __all__ = [
 logger = logging.getLogger("scrapy_rep")
 _T = TypeVar("_T")
 
-#: Kept beyond the middleware's longest use of an entry (a day), so expiry never races that use.
-_ENTRY_TTL_MARGIN = 86400.0
-#: The parser ROBOTSTXT_PARSER may name with the middleware (the add-on sets it).
-_PARSER = "scrapy_rep.RobotParser"
 #: (a setting, the setting it must not exceed): a minimum or first delay above its cap would be
 #: cut to the cap without a word (``policy.lifetime``, ``policy.retry_delay``,
 #: ``pause.pause_seconds``).
@@ -292,8 +288,8 @@ def _check_parser_setting(settings: BaseSettings) -> None:
     if not (isinstance(parser, type) and issubclass(parser, RobotParser)):
         raise ValueError(
             f"ROBOTSTXT_PARSER={value!r} is not used by scrapy_rep.RobotsTxtMiddleware, which "
-            f"applies Google's rules itself (it was set {_set_at(priority)}): remove the "
-            f"setting or set it to {_PARSER!r} (or, to use that parser, remove scrapy_rep's "
+            f"applies Google's rules itself (it was set {_set_at(priority)}): remove the setting "
+            "or set it to 'scrapy_rep.RobotParser' (or, to use that parser, remove scrapy_rep's "
             "middleware and the add-on and enable Scrapy's own RobotsTxtMiddleware)"
         )
 
@@ -308,7 +304,8 @@ def store_options(settings: BaseSettings, *, keep_for: float = 0.0) -> StoreOpti
         url=store_url(_setting(settings, "REP_STORE"), settings.get("JOBDIR")),
         prefix=_setting(settings, "REP_STORE_PREFIX"),
         timeout=_setting(settings, "REP_STORE_TIMEOUT"),
-        entry_ttl=max(DEFAULT_ENTRY_TTL, keep_for + _ENTRY_TTL_MARGIN),
+        # Kept a day beyond the middleware's longest use of an entry, so expiry never races it.
+        entry_ttl=max(DEFAULT_ENTRY_TTL, keep_for + 86400.0),
         memory_size=_setting(settings, "REP_MEMORY_STORE_SIZE"),
     )
 
