@@ -7,13 +7,11 @@ Scrapy no longer needs it.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Collection, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from scrapy import signals
 from scrapy.core import spidermw as _scrapy_spidermw
-from scrapy.core.scraper import Scraper as _ScrapyScraper
 from scrapy.downloadermiddlewares.stats import DownloaderStats
 from scrapy.dupefilters import RFPDupeFilter
 from scrapy.http import Request, Response
@@ -92,9 +90,8 @@ def process_request(final_gate: FinalGate) -> Callable[..., Any]:
         return result if result is None or isinstance(result, Request) else await result
 
     def deferred(self: Any, request: Request, spider: Any = None) -> Any:
-        result = final_gate(self, request)
-        done = result is None or isinstance(result, Request)
-        return result if done else deferred_from_coro(result)
+        # deferred_from_coro passes None and a Request through unchanged.
+        return deferred_from_coro(final_gate(self, request))
 
     return awaitable if ASYNC_MIDDLEWARE else deferred
 
@@ -113,27 +110,16 @@ def downloader_middleware(crawler: Any, cls: type[_M]) -> _M | None:
     return next((middleware for middleware in middlewares if isinstance(middleware, cls)), None)
 
 
-def _needs_spider(method: Callable[..., Any]) -> bool:
-    """Does ``method`` require a ``spider`` argument (one without a default)?"""
-    spider = inspect.signature(method).parameters.get("spider")
-    return spider is not None and spider.default is inspect.Parameter.empty
-
-
-#: Scrapy <= 2.13's DownloaderStats.process_response requires ``spider``; newer ones warn when
-#: it is given.
-_STATS_TAKE_SPIDER = _needs_spider(DownloaderStats.process_response)
-
-
 def count_response(crawler: Any, request: Request, response: Response) -> None:
     """Count ``response`` as Scrapy's DownloaderStats counts each one (``downloader/
     response_count``, ``response_status_count/<status>``, ``response_bytes``), where that
     middleware is enabled: for an answer taken out of the chain before it reaches it.
 
     Scrapy 2.11 to 2.13's ``DownloaderStats.process_response`` requires the spider; later
-    versions warn when it is given."""
+    versions (those with ASYNC_MIDDLEWARE) warn when it is given."""
     counter = downloader_middleware(crawler, DownloaderStats)
     if counter is not None:
-        spider = (crawler.spider,) if _STATS_TAKE_SPIDER else ()
+        spider = () if ASYNC_MIDDLEWARE else (crawler.spider,)
         counter.process_response(request, response, *spider)
 
 
@@ -155,9 +141,8 @@ def close_spider(engine: Any, spider: Any, reason: str) -> None:
     Scrapy >= 2.14 has ``engine.close_spider_async(reason=...)`` (``close_spider`` is
     deprecated there); Scrapy 2.11 to 2.13 have ``engine.close_spider(spider, reason)``.
     """
-    close_async = getattr(engine, "close_spider_async", None)
-    if close_async is not None:
-        deferred_from_coro(close_async(reason=reason))
+    if hasattr(engine, "close_spider_async"):
+        deferred_from_coro(engine.close_spider_async(reason=reason))
     else:
         engine.close_spider(spider, reason)
 
@@ -231,12 +216,11 @@ def take_queued(engine: Any, wanted: Callable[[Request], bool]) -> list[tuple[Re
     taken: list[tuple[Request, Any]] = []
     for slot in list(getattr(getattr(engine, "downloader", None), "slots", {}).values()):
         queue = getattr(slot, "queue", None) or []
-        found = [entry for entry in queue if wanted(entry[0])]
-        if found:
-            kept = [entry for entry in queue if entry not in found]
-            queue.clear()
-            queue.extend(kept)
-            taken.extend(found)
+        kept: list[tuple[Request, Any]] = []
+        for entry in queue:
+            (taken if wanted(entry[0]) else kept).append(entry)
+        queue.clear()
+        queue.extend(kept)
     return taken
 
 
@@ -274,8 +258,7 @@ def dupefilter(engine: Any) -> Any:
     one). Every version's scheduler (``engine._slot`` on Scrapy >= 2.13, ``engine.slot``
     before) keeps it in ``df``, as scrapy-redis's does; its ``request_seen(request)`` is the
     public dupefilter API (``BaseDupeFilter``)."""
-    scheduler = getattr(_engine_slot(engine), "scheduler", None)
-    return getattr(scheduler, "df", None)
+    return getattr(getattr(_engine_slot(engine), "scheduler", None), "df", None)
 
 
 def dupefilter_seen(engine: Any) -> tuple[Callable[[Request], Any], Collection[Any]] | None:
@@ -293,11 +276,9 @@ def dupefilter_seen(engine: Any) -> tuple[Callable[[Request], Any], Collection[A
     if type(found) is not RFPDupeFilter:
         return None
     state = vars(found)
-    raw = state.get("_fingerprints")
-    if isinstance(raw, set) and not state.get("_legacy_fingerprint"):
+    if isinstance(raw := state.get("_fingerprints"), set) and not state.get("_legacy_fingerprint"):
         return found.fingerprinter.fingerprint, raw
-    hexed = state.get("fingerprints")
-    if isinstance(hexed, set):
+    if isinstance(hexed := state.get("fingerprints"), set):
         return found.request_fingerprint, hexed
     return None
 
@@ -349,11 +330,6 @@ def rejoin_active(engine: Any, request: Request) -> None:
     engine.downloader.active.add(request)
 
 
-#: Scrapy 2.11 and 2.12's ``Scraper.enqueue_scrape(result, request, spider)`` needs the spider;
-#: later versions take ``(result, request)``.
-_ENQUEUE_NEEDS_SPIDER = _needs_spider(_ScrapyScraper.enqueue_scrape)
-
-
 def scrape_failure(engine: Any, request: Request, failure: Failure) -> Any:
     """Hand ``failure`` of ``request`` to Scrapy's scraper, as the engine hands it a download
     error: the errback runs, its output is processed (items to the pipelines, requests to the
@@ -361,10 +337,11 @@ def scrape_failure(engine: Any, request: Request, failure: Failure) -> Any:
     being processed until then, so the crawl does not close meanwhile.
 
     Every version has ``Scraper.enqueue_scrape``, which returns a Deferred; Scrapy 2.11 and
-    2.12 need the spider too. Once it is done the engine is woken: every version looks for
-    idleness after a download, not after a failure handed to the scraper, and Scrapy 2.11
-    then waited for its 5 s heartbeat to close a crawl whose last request was dropped."""
-    spider = (engine.spider,) if _ENQUEUE_NEEDS_SPIDER else ()
+    2.12 (those without START_INTAKE) need the spider too. Once it is done the engine is woken:
+    every version looks for idleness after a download, not after a failure handed to the
+    scraper, and Scrapy 2.11 then waited for its 5 s heartbeat to close a crawl whose last
+    request was dropped."""
+    spider = () if START_INTAKE else (engine.spider,)
     return engine.scraper.enqueue_scrape(failure, request, *spider).addBoth(_woken, engine)
 
 

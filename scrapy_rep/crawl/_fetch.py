@@ -135,8 +135,7 @@ class Fetcher:
                 self._events.count(self._names.redirect_limit)
                 error = f"more than {MAX_REDIRECTS} redirects"
                 return Fetch("no_robots", response.status, redirects, error=error), None
-            location = response.headers.get(b"Location")
-            url, problem = _redirect_target(response.url, location, schemes)
+            url, problem = _redirect_target(response, schemes)
             if problem is not None:
                 return self._refused(start, url, problem, redirects, response.status)
             redirects += (url,)
@@ -211,23 +210,21 @@ class Fetcher:
         # Counted on the fetch's own mark, by the fetcher that made it: another kind's fetcher
         # (robots.txt's and tdmrep.json's may download at once) leaves it alone, and a
         # middleware's copy of the request counts towards the same fetch.
-        mark = live_mark(request)
-        if mark is None or mark.owner is not self:
-            return
-        mark.received += len(data)
-        if mark.received >= MAX_BODY_BYTES:
-            raise StopDownload(fail=False)
+        if (mark := live_mark(request)) is not None and mark.owner is self:
+            mark.received += len(data)
+            if mark.received >= MAX_BODY_BYTES:
+                raise StopDownload(fail=False)
 
 
-def _redirect_target(
-    base: str, location: bytes | None, schemes: frozenset[str]
-) -> tuple[str, str | None]:
-    """The absolute URL a redirect points to, and why it is not followed (None: follow it)."""
+def _redirect_target(response: Response, schemes: frozenset[str]) -> tuple[str, str | None]:
+    """The absolute URL redirect ``response`` points to, and why it is not followed (None:
+    follow it)."""
+    location = response.headers.get(b"Location")
     if not location:
         return "", "no Location header"
     raw = location.decode("latin-1").strip()
     try:
-        target = urljoin(base, raw)
+        target = urljoin(response.url, raw)
         parts = urlsplit(target)
         port = parts.port  # ValueError when not a number or out of range
     except ValueError as exc:

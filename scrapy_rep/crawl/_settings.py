@@ -59,10 +59,6 @@ __all__ = [
 logger = logging.getLogger("scrapy_rep")
 _T = TypeVar("_T")
 
-#: Kept beyond the middleware's longest use of an entry (a day), so expiry never races that use.
-_ENTRY_TTL_MARGIN = 86400.0
-#: The parser ROBOTSTXT_PARSER may name with the middleware (the add-on sets it).
-_PARSER = "scrapy_rep.RobotParser"
 #: (a setting, the setting it must not exceed): a minimum or first delay above its cap would be
 #: cut to the cap without a word (``policy.lifetime``, ``policy.retry_delay``,
 #: ``pause.pause_seconds``).
@@ -202,9 +198,8 @@ def _read(cls: type[_T], settings: BaseSettings, **made: Callable[[], Any]) -> _
     values, the first is reported)."""
     values: dict[str, Any] = {}
     for f in fields(cls):  # type: ignore[arg-type]
-        make = made.get(f.name)
         name = f.metadata.get("setting", f"REP_{f.name.upper()}")
-        values[f.name] = make() if make else _setting(settings, name)
+        values[f.name] = made[f.name]() if f.name in made else _setting(settings, name)
     return cls(**values)
 
 
@@ -245,8 +240,7 @@ def usage_documents(settings: BaseSettings) -> tuple[UsageDocument, ...]:
         except (ImportError, NameError, ValueError, AttributeError) as exc:
             raise ValueError(f"REP_USAGE_SOURCES: cannot load {path!r} ({exc})") from None
         document = found() if isinstance(found, type) else found
-        missing = [name for name in _DOCUMENT_API if not hasattr(document, name)]
-        if missing:
+        if missing := [name for name in _DOCUMENT_API if not hasattr(document, name)]:
             raise ValueError(
                 f"REP_USAGE_SOURCES: {path!r} is not a usage document (no {', '.join(missing)}; "
                 "see scrapy_rep.core.sources.UsageDocument)"
@@ -291,14 +285,13 @@ def _check_parser_setting(settings: BaseSettings) -> None:
     parser = value  # a path that does not load stays a string: refused
     with suppress(ImportError, NameError, ValueError, AttributeError):
         parser = load_object(value) if isinstance(value, str) else value
-    if isinstance(parser, type) and issubclass(parser, RobotParser):
-        return
-    raise ValueError(
-        f"ROBOTSTXT_PARSER={value!r} is not used by scrapy_rep.RobotsTxtMiddleware, which "
-        f"applies Google's rules itself (it was set {_set_at(priority)}): remove the setting "
-        f"or set it to {_PARSER!r} (or, to use that parser, remove scrapy_rep's middleware and "
-        "the add-on and enable Scrapy's own RobotsTxtMiddleware)"
-    )
+    if not (isinstance(parser, type) and issubclass(parser, RobotParser)):
+        raise ValueError(
+            f"ROBOTSTXT_PARSER={value!r} is not used by scrapy_rep.RobotsTxtMiddleware, which "
+            f"applies Google's rules itself (it was set {_set_at(priority)}): remove the setting "
+            "or set it to 'scrapy_rep.RobotParser' (or, to use that parser, remove scrapy_rep's "
+            "middleware and the add-on and enable Scrapy's own RobotsTxtMiddleware)"
+        )
 
 
 def store_options(settings: BaseSettings, *, keep_for: float = 0.0) -> StoreOptions:
@@ -311,7 +304,8 @@ def store_options(settings: BaseSettings, *, keep_for: float = 0.0) -> StoreOpti
         url=store_url(_setting(settings, "REP_STORE"), settings.get("JOBDIR")),
         prefix=_setting(settings, "REP_STORE_PREFIX"),
         timeout=_setting(settings, "REP_STORE_TIMEOUT"),
-        entry_ttl=max(DEFAULT_ENTRY_TTL, keep_for + _ENTRY_TTL_MARGIN),
+        # Kept a day beyond the middleware's longest use of an entry, so expiry never races it.
+        entry_ttl=max(DEFAULT_ENTRY_TTL, keep_for + 86400.0),
         memory_size=_setting(settings, "REP_MEMORY_STORE_SIZE"),
     )
 
