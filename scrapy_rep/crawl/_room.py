@@ -94,7 +94,148 @@ class _Origin:
         return old, waited_for, waiters
 
 
-class Room:
+class _InPlace:
+    """The room's waits in place (see the module docstring), each off ``Downloader.active``
+    (``off_active``): at the final gate (``first_request``, ``settle``, ``robots_copy``) and at
+    the guard's last look (``last_look``). A base of ``Room``, which keeps what they wait in:
+    the table, the tick and the close."""
+
+    _clock: Clock
+    _resolver: Resolver[RobotsTxt]
+    _admission: Admission
+    _slots: Slots | None
+    _engine: Callable[[], Any]
+    _page_leaving: Callable[[Request], Request | None]
+    say_waiting: Callable[[str], None]
+    wait: Callable[..., _Waiter]
+    watch_slots: Callable[[], None]
+
+    async def off_active(
+        self, waiter: Deferred[_T], request: Request, downloads: _inline.Taken | None = None
+    ) -> _T:
+        """Wait for ``waiter`` with ``request`` out of ``Downloader.active``: waiting is not
+        downloading, so the CONCURRENT_REQUESTS place is given back meanwhile (an
+        ``engine.download`` caller cannot stall other origins). ``downloads``: the ones
+        ``waiter`` waits for, run in this task (``_inline``)."""
+        engine = self._engine()
+        left = _compat.leave_active(engine, request)
+        if left:
+            # Back the moment the wait is over, not a turn of the event loop later when this
+            # task resumes: meanwhile the engine would see nothing in flight, and close.
+            waiter.addBoth(_after, _compat.rejoin_active, engine, request)
+        try:
+            await _inline.run(downloads or [])
+            return await maybe_deferred_to_future(waiter)
+        finally:
+            if left:
+                _compat.rejoin_active(engine, request)
+
+    async def first_request(self, origin: str, request: Request) -> Request | None:
+        """An unknown origin's first request, let through by the gate, resolves it and waits
+        here, outside any slot: it goes the moment robots.txt is known, not behind the
+        scheduler's backlog. Unreachable, it waits here as held requests do (this crawl's live
+        in memory): one wait, not a trip back through the scheduler."""
+        with _inline.taken() as downloads:
+            resolution = self._resolver.resolve(origin, request)
+        try:
+            # Its robots.txt download runs in this task: the request goes on in the turn of
+            # the event loop robots.txt is known in, as with Scrapy's own middleware.
+            state = await self.off_active(resolution, request, downloads)
+        except Exception:  # the resolver logged it; it waits on the origin's retry schedule
+            pass
+        else:
+            self._resolver.reinstate(state)
+        return await self.settle(origin, request, self._decided(request, origin), first=True)
+
+    async def settle(
+        self, origin: str, request: Request, decision: Wait | None, *, first: bool = False
+    ) -> Request | None:
+        """Wait here until the admission lets ``request`` go (or drops it), or send it back to
+        the gate to be held (``Admission.goes_back``); ``decision`` None: it goes at once.
+        ``first``: an origin's first request, counted as held while it waits for robots.txt
+        (its waits time out and are given up as held requests' are)."""
+        # The states known for it so far serve its next decision, even if the caches evicted
+        # them while it waited (caches smaller than the origins in flight).
+        kept = self._admission.kept(origin)
+        while decision is not None:
+            awaited = decision.awaited
+            if not first and self._admission.goes_back(request, origin, awaited):
+                return self._admission.send_back(request)
+            if awaited is self._resolver:
+                self.say_waiting(origin)
+                waiter = self.wait(origin, request, held=first)
+            else:
+                waiter = awaited.wait(origin, request)
+            known = await self.off_active(waiter, request)
+            if known is not None:
+                kept[cast("Resolver[Any]", awaited)] = known
+            self._admission.restore(kept)
+            decision = self._decided(request, origin)
+            kept.update(self._admission.kept(origin))
+        return None
+
+    def _decided(self, request: Request, origin: str) -> Wait | None:
+        """The admission's answer before download: a wait, or None to go on (a drop raises)."""
+        decision = self._admission.decide(request, origin, self._clock.seconds(), "download")
+        if isinstance(decision, Drop):
+            self._admission.refuse(request, decision.why)
+        return decision if isinstance(decision, Wait) else None
+
+    async def robots_copy(self, origin: str, request: Request) -> Response | None:
+        """A spider's request for ``origin``'s robots.txt, answered from the crawl's copy (one
+        robots.txt request per origin): it waits while robots.txt is unknown or being retried,
+        is dropped with the reason if the crawl gives the origin up, and goes to the server
+        only when there is no copy to give (unreachable for too long, the store lost it)."""
+        answer = self._admission.copy_of(request, origin, self._clock.seconds())
+        while isinstance(answer, Wait):
+            self.say_waiting(origin)
+            self._resolver.reinstate(await self.off_active(self.wait(origin, request), request))
+            answer = self._admission.copy_of(request, origin, self._clock.seconds())
+        if isinstance(answer, Drop):
+            self._admission.refuse(request, answer.why)
+        return await maybe_deferred_to_future(self._resolver.copy(answer, request))
+
+    def last_look(self, request: Request) -> Request | Coroutine[Any, Any, Request | None] | None:
+        """None to go on, a Request to send back, or a coroutine waiting for a place. A
+        request whose URL or User-Agent a middleware changed since it was judged is judged
+        again first: dropped, sent back to wait, or on."""
+        again = self._admission.again(request)
+        if isinstance(again, Drop):
+            self._admission.refuse(request, again.why)
+        if isinstance(again, Wait):
+            return self._admission.send_back(request)
+        if (back := self._page_leaving(request)) is not None:
+            return back
+        # Step 6: a place in its download slot (every request counts, as Scrapy counts it in
+        # the slot: pages, robots.txt and usage-document fetches, ``engine.download`` callers,
+        # ``dont_obey_robotstxt`` ones).
+        if self._slots is None or (waiter := self._slots.enter(request)) is None:
+            return None
+        self.watch_slots()
+        return self._slot_wait(request, waiter)
+
+    async def _slot_wait(self, request: Request, waiter: Deferred[None]) -> Request | None:
+        """Wait for a place in ``request``'s download slot (counted in its Scrapy slot
+        meanwhile, by ``Slots``). Its route may have paused meanwhile: back it goes then, and
+        its place to the next. The crawl closing first (``SlotClosed``): one from the scheduler
+        (it carries the gate's token) goes back to the gate to be held (kept for the next run
+        where held requests are durable, else said as not downloaded); an ``engine.download``
+        caller is dropped with the reason."""
+        try:
+            await self.off_active(waiter, request)
+        except SlotClosed:
+            origin = self._admission.origin(request)
+            if origin is not None and self._admission.from_scheduler(request):
+                return self._admission.send_back(request, closing=True)
+            why = self._admission.closing(origin or request.url, NO_PLACE)
+            self._admission.refuse(request, why)
+        back = self._page_leaving(request)
+        if back is not None and self._slots is not None:
+            self._slots.left(request)
+        return back
+
+
+class Room(_InPlace):
     def __init__(
         self,
         *,
@@ -472,130 +613,6 @@ class Room:
         if not self._tick.running and not self._closed:
             # Often enough to notice a close within a second, and to expire on time.
             self._tick.start(min(1.0, max(0.05, self._timeout / 4)), now=False)
-
-    async def off_active(
-        self, waiter: Deferred[_T], request: Request, downloads: _inline.Taken | None = None
-    ) -> _T:
-        """Wait for ``waiter`` with ``request`` out of ``Downloader.active``: waiting is not
-        downloading, so the CONCURRENT_REQUESTS place is given back meanwhile (an
-        ``engine.download`` caller cannot stall other origins). ``downloads``: the ones
-        ``waiter`` waits for, run in this task (``_inline``)."""
-        engine = self._engine()
-        left = _compat.leave_active(engine, request)
-        if left:
-            # Back the moment the wait is over, not a turn of the event loop later when this
-            # task resumes: meanwhile the engine would see nothing in flight, and close.
-            waiter.addBoth(_after, _compat.rejoin_active, engine, request)
-        try:
-            await _inline.run(downloads or [])
-            return await maybe_deferred_to_future(waiter)
-        finally:
-            if left:
-                _compat.rejoin_active(engine, request)
-
-    async def first_request(self, origin: str, request: Request) -> Request | None:
-        """An unknown origin's first request, let through by the gate, resolves it and waits
-        here, outside any slot: it goes the moment robots.txt is known, not behind the
-        scheduler's backlog. Unreachable, it waits here as held requests do (this crawl's live
-        in memory): one wait, not a trip back through the scheduler."""
-        with _inline.taken() as downloads:
-            resolution = self._resolver.resolve(origin, request)
-        try:
-            # Its robots.txt download runs in this task: the request goes on in the turn of
-            # the event loop robots.txt is known in, as with Scrapy's own middleware.
-            state = await self.off_active(resolution, request, downloads)
-        except Exception:  # the resolver logged it; it waits on the origin's retry schedule
-            pass
-        else:
-            self._resolver.reinstate(state)
-        return await self.settle(origin, request, self._decided(request, origin), first=True)
-
-    async def settle(
-        self, origin: str, request: Request, decision: Wait | None, *, first: bool = False
-    ) -> Request | None:
-        """Wait here until the admission lets ``request`` go (or drops it), or send it back to
-        the gate to be held (``Admission.goes_back``); ``decision`` None: it goes at once.
-        ``first``: an origin's first request, counted as held while it waits for robots.txt
-        (its waits time out and are given up as held requests' are)."""
-        # The states known for it so far serve its next decision, even if the caches evicted
-        # them while it waited (caches smaller than the origins in flight).
-        kept = self._admission.kept(origin)
-        while decision is not None:
-            awaited = decision.awaited
-            if not first and self._admission.goes_back(request, origin, awaited):
-                return self._admission.send_back(request)
-            if awaited is self._resolver:
-                self.say_waiting(origin)
-                waiter = self.wait(origin, request, held=first)
-            else:
-                waiter = awaited.wait(origin, request)
-            known = await self.off_active(waiter, request)
-            if known is not None:
-                kept[cast("Resolver[Any]", awaited)] = known
-            self._admission.restore(kept)
-            decision = self._decided(request, origin)
-            kept.update(self._admission.kept(origin))
-        return None
-
-    def _decided(self, request: Request, origin: str) -> Wait | None:
-        """The admission's answer before download: a wait, or None to go on (a drop raises)."""
-        decision = self._admission.decide(request, origin, self._clock.seconds(), "download")
-        if isinstance(decision, Drop):
-            self._admission.refuse(request, decision.why)
-        return decision if isinstance(decision, Wait) else None
-
-    async def robots_copy(self, origin: str, request: Request) -> Response | None:
-        """A spider's request for ``origin``'s robots.txt, answered from the crawl's copy (one
-        robots.txt request per origin): it waits while robots.txt is unknown or being retried,
-        is dropped with the reason if the crawl gives the origin up, and goes to the server
-        only when there is no copy to give (unreachable for too long, the store lost it)."""
-        answer = self._admission.copy_of(request, origin, self._clock.seconds())
-        while isinstance(answer, Wait):
-            self.say_waiting(origin)
-            self._resolver.reinstate(await self.off_active(self.wait(origin, request), request))
-            answer = self._admission.copy_of(request, origin, self._clock.seconds())
-        if isinstance(answer, Drop):
-            self._admission.refuse(request, answer.why)
-        return await maybe_deferred_to_future(self._resolver.copy(answer, request))
-
-    def last_look(self, request: Request) -> Request | Coroutine[Any, Any, Request | None] | None:
-        """None to go on, a Request to send back, or a coroutine waiting for a place. A
-        request whose URL or User-Agent a middleware changed since it was judged is judged
-        again first: dropped, sent back to wait, or on."""
-        again = self._admission.again(request)
-        if isinstance(again, Drop):
-            self._admission.refuse(request, again.why)
-        if isinstance(again, Wait):
-            return self._admission.send_back(request)
-        if (back := self._page_leaving(request)) is not None:
-            return back
-        # Step 6: a place in its download slot (every request counts, as Scrapy counts it in
-        # the slot: pages, robots.txt and usage-document fetches, ``engine.download`` callers,
-        # ``dont_obey_robotstxt`` ones).
-        if self._slots is None or (waiter := self._slots.enter(request)) is None:
-            return None
-        self.watch_slots()
-        return self._slot_wait(request, waiter)
-
-    async def _slot_wait(self, request: Request, waiter: Deferred[None]) -> Request | None:
-        """Wait for a place in ``request``'s download slot (counted in its Scrapy slot
-        meanwhile, by ``Slots``). Its route may have paused meanwhile: back it goes then, and
-        its place to the next. The crawl closing first (``SlotClosed``): one from the scheduler
-        (it carries the gate's token) goes back to the gate to be held (kept for the next run
-        where held requests are durable, else said as not downloaded); an ``engine.download``
-        caller is dropped with the reason."""
-        try:
-            await self.off_active(waiter, request)
-        except SlotClosed:
-            origin = self._admission.origin(request)
-            if origin is not None and self._admission.from_scheduler(request):
-                return self._admission.send_back(request, closing=True)
-            why = self._admission.closing(origin or request.url, NO_PLACE)
-            self._admission.refuse(request, why)
-        back = self._page_leaving(request)
-        if back is not None and self._slots is not None:
-            self._slots.left(request)
-        return back
 
 
 def _after(result: _T, call: Callable[..., object], *args: Any) -> _T:
