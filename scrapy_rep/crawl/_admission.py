@@ -304,7 +304,12 @@ class Admission:
                 )
                 return Drop(why) if why is not None else wait
             known.append((source.document, document))
-        token = self.token(state, known)
+        # The hot path (robots.txt alone, its token current): no call to make it.
+        kept = state.admitted
+        if known or kept is None or kept[0] != state.generation:
+            token = self.token(state, known)
+        else:
+            token = kept[1]
         # One comparison while nothing it was judged by changed (the token is made once per
         # combination of states, and this request was given it here).
         if given is not token and (why := self._refused(state, request, known)) is not None:

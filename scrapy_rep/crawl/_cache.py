@@ -243,8 +243,11 @@ class OriginKeys:
 
     def origin(self, parts: SplitResult | ParseResult) -> str | None:
         key = (parts.scheme, parts.netloc)
-        if key not in self._keys:
-            if len(self._keys) >= ORIGIN_KEYS_SIZE:
-                self._keys.clear()
-            self._keys[key] = origin_from_parts(parts)
-        return self._keys[key]
+        try:
+            return self._keys[key]  # one lookup on the hot path
+        except KeyError:
+            pass
+        if len(self._keys) >= ORIGIN_KEYS_SIZE:
+            self._keys.clear()
+        found = self._keys[key] = origin_from_parts(parts)
+        return found

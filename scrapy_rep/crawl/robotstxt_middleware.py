@@ -45,6 +45,7 @@ from scrapy_rep.core.sources import UsageDocument
 from scrapy_rep.crawl import _compat
 from scrapy_rep.crawl._admission import (
     FIRST,
+    GO,
     RESOLVE,
     Admission,
     Drop,
@@ -405,8 +406,9 @@ class RobotsTxtMiddleware:
             return
         if (origin := self._admission.origin(request)) is None:
             return
-        # GO: nothing to do, the request goes on to the scheduler.
         decision = self._admission.decide(request, origin, self._clock.seconds(), "gate")
+        if decision is GO:  # the usual answer first: on to the scheduler
+            return
         if decision is FIRST:
             # The origin's first request goes on and waits for robots.txt at the final gate
             # (``_settle``); the others wait here, held, until it is known.
@@ -435,11 +437,12 @@ class RobotsTxtMiddleware:
         if request.url.endswith("/robots.txt") and parts.path == "/robots.txt" and not parts.query:
             return self._room.robots_copy(origin, request)
         decision = self._admission.decide(request, origin, self._clock.seconds(), "download")
+        if decision is GO:  # the usual answer first: download it
+            return None
         if decision is RESOLVE:
             return self._room.first_request(origin, request)
         if isinstance(decision, Drop):
             self._verdicts.refuse(request, decision.why, "before_download")
-        # GO: None (download it).
         return self._room.settle(origin, request, decision) if isinstance(decision, Wait) else None
 
     #: The final gate, just before download (``async def`` on Scrapy >= 2.14, as its own).
