@@ -6,13 +6,29 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Request
 from scrapy.settings import Settings
 from test_crawl_parts import Stats
 from twisted.internet import task
 from twisted.internet.defer import Deferred
+from twisted.internet.error import (
+    ConnectionLost,
+    ConnectionRefusedError,
+    DNSLookupError,
+    SSLError,
+    TCPTimedOutError,
+    TimeoutError,
+)
+from twisted.web._newclient import ResponseFailed, ResponseNeverReceived
 
-from scrapy_rep.core.pause import STRUGGLING_PAGES, Struggle, page_answer, pause_seconds
+from scrapy_rep.core.pause import (
+    STRUGGLING_PAGES,
+    Struggle,
+    no_answer,
+    page_answer,
+    pause_seconds,
+)
 from scrapy_rep.crawl._events import Events
 from scrapy_rep.crawl._pauses import PROBE_META, Pauses, route
 from scrapy_rep.crawl._settings import MiddlewareSettings
@@ -62,6 +78,38 @@ def test_how_long_a_pause_lasts(failures: int, retry_after: float | None, second
     assert pause_seconds(failures, retry_after, 2, 600) == seconds
 
 
+def test_a_pause_no_answer_started_is_jittered_longer_never_shorter() -> None:
+    assert pause_seconds(1, None, 2, 600, 0.0) == 2
+    assert pause_seconds(1, None, 2, 600, 0.5) == 2.5
+    assert pause_seconds(3, None, 2, 600, 0.999) == pytest.approx(11.996)
+    assert pause_seconds(12, None, 2, 600, 0.999) == 600  # still capped
+    assert pause_seconds(1, 7.5, 2, 600, 0.999) == 7.5  # the site's own Retry-After: as asked
+
+
+class _Timeout(TimeoutError):  # Twisted's, subclassed (a library's own flavour of it)
+    pass
+
+
+@pytest.mark.parametrize(
+    ("error", "says_nothing"),
+    [
+        (TimeoutError(), True),
+        (_Timeout(), True),
+        (TCPTimedOutError(), True),
+        (ConnectionRefusedError(), True),
+        (ConnectionLost(), True),
+        (ResponseFailed([]), True),
+        (ResponseNeverReceived([]), True),
+        (DNSLookupError("a.test"), True),
+        (IgnoreRequest(), False),
+        (ValueError("bad URL"), False),
+        (SSLError(), False),
+    ],
+)
+def test_which_failures_mean_the_site_gave_no_answer(error: Exception, says_nothing: bool) -> None:
+    assert no_answer(error) is says_nothing
+
+
 def check(pauses: Pauses, key: str, now: float) -> str | None:
     """What ``Pauses.admit`` says of a request of ``ORIGIN`` by route ``key`` now: None (it
     goes), PROBE (it goes as the one probe, marked so) or HOLD."""
@@ -97,6 +145,11 @@ class Parts:
             evict=self.evicted.append,
             **kwargs,
         )
+
+    def no_answer(self, path: str, counts: bool = True) -> bool:
+        request = Request(ORIGIN + path)
+        self.pauses.admit(ORIGIN, request, self.clock.seconds())  # marks it if it is the probe
+        return self.pauses.unanswered(ORIGIN, request, "timed out", counts)
 
     def answer(self, status: int, retry_after: float | None = None, path: str = "/p") -> bool:
         request = Request(ORIGIN + path)
@@ -135,6 +188,45 @@ def test_a_pause_holds_then_lets_one_probe_go_and_doubles_when_it_fails() -> Non
     assert not pauses.answered(ORIGIN, answer, 200, None)
     assert resumed.called and check(pauses, ORIGIN, now()) is None
     assert parts.stats["robotstxt/pause/resumed"] == 1
+
+
+def test_pages_that_get_no_answer_pause_a_site_as_5xx_do_one_slow_page_never() -> None:
+    parts = Parts(draw=lambda: 0.5)
+    pauses, now = parts.pauses, parts.clock.seconds
+    # One page timing out again and again (retried by RetryMiddleware) is one slow page.
+    assert not any(parts.no_answer("/slow?try=1") for _ in range(10))
+    assert not parts.no_answer("/a")
+    # An answer between failures: the site answers, the count starts again.
+    assert not parts.answer(200, path="/b")
+    assert not parts.no_answer("/slow") and not parts.no_answer("/a")
+    # Not a failure that says the site gave no answer (e.g. a bad TLS certificate): not counted.
+    assert not parts.no_answer("/tls", counts=False)
+    assert parts.no_answer("/c")  # a third distinct page: the site, not a page
+    assert parts.stats["robotstxt/pause/paused"] == 1
+    assert pauses.why(ORIGIN) == "3 different pages failed in a row (the last: timed out at /c)"
+    # In flight when the pause began: held with the others, no retry spent, no longer pause.
+    assert parts.no_answer("/d")
+    assert parts.stats["robotstxt/pause/extended"] == 0
+    # REP_PAUSE_DELAY 2 s, jittered by half the draw: 2.5 s.
+    parts.clock.advance(2.4)
+    assert check(pauses, ORIGIN, now()) == HOLD
+    parts.clock.advance(0.2)
+    probe = Request(ORIGIN + "/probe")
+    assert pauses.admit(ORIGIN, probe, now()) and pauses.probing(probe)
+    # The probe gets no answer either: 4 s, jittered to 5, even a failure that would not count.
+    assert pauses.unanswered(ORIGIN, probe, "TLS handshake failed", counts=False)
+    assert parts.stats["robotstxt/pause/extended"] == 1
+    parts.clock.advance(4.9)
+    assert check(pauses, ORIGIN, now()) == HOLD
+    parts.clock.advance(0.2)
+    assert check(pauses, ORIGIN, now()) == PROBE
+
+
+def test_a_503_pause_is_not_jittered() -> None:
+    parts = Parts(draw=lambda: 0.999)
+    parts.answer(503)
+    parts.clock.advance(2.01)
+    assert check(parts.pauses, ORIGIN, parts.clock.seconds()) == PROBE
 
 
 def test_answers_sent_before_the_pause_do_not_extend_it() -> None:

@@ -33,7 +33,7 @@ __all__ = [
     "START_INTAKE",
     "close_requested",
     "close_spider",
-    "count_response",
+    "count_download",
     "crawl",
     "download",
     "downloader_slot",
@@ -110,17 +110,22 @@ def downloader_middleware(crawler: Any, cls: type[_M]) -> _M | None:
     return next((middleware for middleware in middlewares if isinstance(middleware, cls)), None)
 
 
-def count_response(crawler: Any, request: Request, response: Response) -> None:
-    """Count ``response`` as Scrapy's DownloaderStats counts each one (``downloader/
-    response_count``, ``response_status_count/<status>``, ``response_bytes``), where that
-    middleware is enabled: for an answer taken out of the chain before it reaches it.
+def count_download(crawler: Any, request: Request, outcome: Response | Exception) -> None:
+    """Count ``outcome`` as Scrapy's DownloaderStats counts each answer (``downloader/
+    response_count``, ``response_status_count/<status>``, ``response_bytes``) or failure
+    (``downloader/exception_count``, ``exception_type_count/<class>``), where that middleware
+    is enabled: for one taken out of the chain before it reaches it.
 
-    Scrapy 2.11 to 2.13's ``DownloaderStats.process_response`` requires the spider; later
-    versions (those with ASYNC_MIDDLEWARE) warn when it is given."""
+    Scrapy 2.11 to 2.13's ``DownloaderStats.process_response`` and ``process_exception``
+    require the spider; later versions (those with ASYNC_MIDDLEWARE) warn when it is given."""
     counter = downloader_middleware(crawler, DownloaderStats)
-    if counter is not None:
-        spider = () if ASYNC_MIDDLEWARE else (crawler.spider,)
-        counter.process_response(request, response, *spider)
+    if counter is None:
+        return
+    spider = () if ASYNC_MIDDLEWARE else (crawler.spider,)
+    if isinstance(outcome, Exception):
+        counter.process_exception(request, outcome, *spider)
+    else:
+        counter.process_response(request, outcome, *spider)
 
 
 def download(engine: Any, request: Request) -> Deferred[Response]:

@@ -268,6 +268,9 @@ _FAILURES = {
 def describe_failure(exc: BaseException) -> str:
     """A download failure as a user reads it: "connection refused", not the exception repr."""
     name = type(exc).__name__
+    if name == "DownloadFailedError" and exc.__cause__ is not None:
+        # Scrapy >= 2.15 wraps Twisted's ResponseFailed in it: the cause says what failed.
+        return describe_failure(exc.__cause__)
     text = str(exc).strip().rstrip(".")
     if name in ("DNSLookupError", "CannotResolveHostError"):  # Twisted's; Scrapy >= 2.15's
         # The resolver's message names the host: keep it.

@@ -5,7 +5,8 @@ slot sends the next request: ``downloaded``), where it may pause its route (``Pa
 and before RetryMiddleware and the HTTP cache see it (``page_answered``, called by the guard),
 where the request that got a "slow down" goes back to the gate, to be sent again after the
 pause. A page leaving for its slot gets one last look (``page_leaving``: the admission's), a
-probe that got no answer keeps its route paused (``page_failed``), and a route that pauses sends
+page that got no answer counts as a 5xx and a probe that got none keeps its route paused
+(``page_failed``), and a route that pauses sends
 back the requests waiting in its download slot (``evict``).
 """
 
@@ -16,7 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from weakref import WeakSet
 
-from scrapy_rep.core.pause import page_answer
+from scrapy_rep.core.pause import no_answer, page_answer
 from scrapy_rep.core.policy import parse_retry_after
 from scrapy_rep.core.proxy import proxy_failure
 from scrapy_rep.core.stats import PAUSE_PASSED, PAUSE_RESENT
@@ -43,16 +44,17 @@ class PageAnswers:
         pauses: Pauses,
         events: Events,
         clock: Clock,
-        count_response: Callable[[Request, Response], None],
+        count_download: Callable[[Request, Response | Exception], None],
         take_queued: Callable[[Callable[[Request], bool]], list[tuple[Request, Any]]],
     ) -> None:
-        """``count_response``: count an answer as Scrapy's DownloaderStats would (one taken out
-        of the chain before it); ``take_queued``: take requests out of the download slots."""
+        """``count_download``: count an answer or a failure as Scrapy's DownloaderStats would
+        (one taken out of the chain before it); ``take_queued``: take requests out of the
+        download slots."""
         self._admission = admission
         self._pauses = pauses
         self._events = events
         self._clock = clock
-        self._count_response = count_response
+        self._count_download = count_download
         self._take_queued = take_queued
         # Requests whose answer paused their route: sent again after the pause. A hand-off
         # inside this process, from ``downloaded`` to ``page_answered``.
@@ -108,18 +110,21 @@ class PageAnswers:
             return response
         self._events.count(f"{PAUSE_RESENT}/{response.status}")
         # Taken out before DownloaderStats (850) sees it: counted as it would count it.
-        self._count_response(request, response)
+        self._count_download(request, response)
         return self._admission.send_back(request)
 
     def page_failed(self, request: Request, error: Exception) -> Request | None:
-        """A page's download failed: a probe that got no answer keeps its route paused (and
-        is sent again after the pause); anything else is left to Scrapy."""
-        origin = self._admission.origin(request)
-        if origin is None or not self._pauses.probe_failed(
-            route(origin, request), request, describe_failure(error)
-        ):
+        """A page's download failed: sent again after its route's pause if it was the probe, or
+        if the site gave no answer and the route pauses (or had paused) for it (SPEC H1, H3:
+        RetryMiddleware then spends no retry on it); anything else is left to Scrapy."""
+        if exempt(request) or (origin := self._admission.origin(request)) is None:
+            return None
+        key = route(origin, request)
+        if not self._pauses.unanswered(key, request, describe_failure(error), no_answer(error)):
             return None
         self._events.count(f"{PAUSE_RESENT}/{type(error).__name__}")
+        # Taken out before DownloaderStats (850) sees it: counted as it would count it.
+        self._count_download(request, error)
         return self._admission.send_back(request)
 
     def evict(self, key: str) -> None:

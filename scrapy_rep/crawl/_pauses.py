@@ -1,13 +1,13 @@
 """``Pauses``: origins whose pages said "slow down" (SPEC H) — a 503, a 429, or several distinct
-pages answering another 5xx in a row (``core.pause``).
+pages answering another 5xx, or nothing at all, in a row (``core.pause``).
 
 A paused origin's requests are held as requests for an unknown robots.txt are (``Room``,
 outside the downloader's slots, durable where the crawl is): the one that got the answer
 (``RobotsTxtGuard`` hands it back before RetryMiddleware or the HTTP cache see the answer), the
 ones waiting in its download slot (``evict``) and every new one (the gates ask ``admit``). The
 pause lasts ``Retry-After`` or a backoff that doubles (``core.pause.pause_seconds``); then
-**one** request probes the origin: an answer resumes it, another "slow down" (or a network
-error) pauses it again, twice as long.
+**one** request probes the origin: an answer resumes it, another "slow down" (or no answer)
+pauses it again, twice as long (a pause no answer started or lengthened: jittered).
 
 With a shared store (SQLite, Redis) the pause is the fleet's: each pause is written there as a
 time-to-live (``set_pause``), every process polls the store's pause version and follows what
@@ -24,6 +24,7 @@ that really says "slow down" says it on every route, and each pauses.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -121,12 +122,14 @@ class Pauses:
         owner: str,
         shared: bool,
         evict: Callable[[str], None],
+        draw: Callable[[], float] = random.random,
     ) -> None:
         """``config``: REP_PAUSE_DELAY, REP_PAUSE_MAX_DELAY, REP_PAUSE_GIVE_UP_AFTER and how
         often a shared store is polled; ``shared``: the store is a fleet's or a job's (SQLite,
         Redis), so pauses are read back and polled; ``evict(origin)``: send back the origin's
-        requests waiting in the download slots."""
+        requests waiting in the download slots; ``draw``: a number in [0, 1) for the jitter."""
         self._clock = clock
+        self._draw = draw
         self._store = store
         self._events = events
         self._config = config
@@ -139,7 +142,7 @@ class Pauses:
         self.paused: dict[str, _Pause] = {}
         #: Per origin, its paused routes (``given_up`` and ``why`` are asked by origin).
         self._routes: dict[str, set[str]] = {}
-        #: Routes whose pages answered 5xx since their last answer (SPEC H1).
+        #: Routes whose pages answered 5xx (or nothing) since their last answer (SPEC H1).
         self.struggles: dict[str, Struggle] = {}
         self._waiters: dict[str, list[Deferred[None]]] = {}
         self._timers: dict[str, DelayedCall] = {}
@@ -261,12 +264,26 @@ class Pauses:
         self._failed(key, retry_after, reason, probe)
         return True
 
-    def probe_failed(self, key: str, request: Request, error: str) -> bool:
-        """The probe got no answer (``error``) by route ``key``: the route stays paused, twice
-        as long. True when ``request`` was its probe (it is then sent again after the pause)."""
-        if probed := self._probed(key, request):
-            self._failed(key, None, f"{error} at {_path(request)}", probe=True)
-        return probed
+    def unanswered(self, key: str, request: Request, failure: str, counts: bool) -> bool:
+        """``request`` got no answer by route ``key`` (``failure``, in words): True when it is
+        to be sent again after the route's pause (SPEC H3). A probe that got none keeps the
+        route paused, longer. ``counts``: the site gave no answer (``core.pause.no_answer``),
+        which counts as a 5xx does (SPEC H1); such a request sent before the route paused is
+        held with the others, its retries not spent."""
+        path = _path(request)
+        if self._probed(key, request):
+            self._failed(key, None, f"{failure} at {path}", probe=True, jitter=True)
+            return True
+        if not counts:
+            return False
+        if key in self.paused:
+            return True
+        struggle = self.struggles.setdefault(key, Struggle())
+        if not struggle.failed(urlparse_cached(request).path):
+            return False
+        reason = f"{len(struggle)} different pages failed in a row (the last: {failure} at {path})"
+        self._failed(key, None, reason, probe=False, jitter=True)
+        return True
 
     def _probed(self, key: str, request: Request) -> bool:
         """Was ``request``, answered by route ``key``, that route's probe? A probe that went
@@ -283,7 +300,9 @@ class Pauses:
                 self._wake(probed)
         return probed == key
 
-    def _failed(self, key: str, retry_after: float | None, reason: str, probe: bool) -> None:
+    def _failed(
+        self, key: str, retry_after: float | None, reason: str, probe: bool, jitter: bool = False
+    ) -> None:
         now = self._clock.seconds()
         pause = self.paused.get(key)
         if pause is not None and not probe:
@@ -291,7 +310,11 @@ class Pauses:
             return
         failures = 1 if pause is None else pause.failures + 1
         config = self._config
-        seconds = pause_seconds(failures, retry_after, config.pause_delay, config.pause_max_delay)
+        # SPEC H2: a site that gives no answer is probed at jittered times (``JITTER``).
+        spread = self._draw() if jitter else 0.0
+        seconds = pause_seconds(
+            failures, retry_after, config.pause_delay, config.pause_max_delay, spread
+        )
         self._events.count(PAUSED if pause is None else PAUSE_EXTENDED)
         if pause is None:
             pause = self._add(key, _Pause(now + seconds, failures, reason, since=now))

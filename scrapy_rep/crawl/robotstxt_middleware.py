@@ -156,7 +156,7 @@ def build_components(
     apply_delay: Callable[[Request, float], None] = lambda request, delay: None,
     slots: Slots | None = None,
     engine: Callable[[], Any] = lambda: None,
-    count_response: Callable[[Request, Response], None] = lambda request, response: None,
+    count_download: Callable[[Request, Response | Exception], None] = lambda request, done: None,
     take_queued: Callable[[Callable[[Request], bool]], list[tuple[Request, Any]]] = (
         lambda wanted: []
     ),
@@ -172,8 +172,8 @@ def build_components(
     ``probe_timeout``: how long a pause's probe may take; ``judge``: the verdicts the admission asks
     (by default none refuses), ``apply_delay`` puts a Crawl-delay on a slot; ``slots``: the download
     slots' concurrency held at the last look (the room's tick sweeps them); ``engine``: the
-    crawl's engine once it runs; ``count_response``: count a page's answer taken out of the
-    chain as Scrapy's DownloaderStats would; ``take_queued``: take requests out of Scrapy's
+    crawl's engine once it runs; ``count_download``: count a page's answer or failure taken out
+    of the chain as Scrapy's DownloaderStats would; ``take_queued``: take requests out of Scrapy's
     download slots, their places freed (a route that pauses sends its queued requests back)."""
 
     def resolver(kind: DocumentKind[Any], announced: Announce, delay: Any = None) -> Any:
@@ -242,7 +242,7 @@ def build_components(
         pauses=pauses,
         events=events,
         clock=clock,
-        count_response=count_response,
+        count_download=count_download,
         take_queued=take_queued,
     )
     room = Room(
@@ -357,7 +357,7 @@ class RobotsTxtMiddleware:
             judge=self._verdicts,
             apply_delay=self._verdicts.apply_crawl_delay,
             slots=self._slots,
-            count_response=partial(_compat.count_response, crawler),
+            count_download=partial(_compat.count_download, crawler),
             take_queued=take_queued,
             engine=lambda: crawler.engine,
         )

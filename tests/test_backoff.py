@@ -1,0 +1,145 @@
+"""A site that stops answering is backed off from, not retried at full speed (SPEC H1, H2): real
+crawls against pages that time out or reset every connection, beside a healthy site."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from _crawl import CrawlResult, run_crawl
+from _servers import Reply, ScriptedServer
+
+ADDON = {"ADDONS": {"scrapy_rep.Addon": 0}, "ROBOTSTXT_OBEY": True}
+HOSTS = {"a.test": "127.0.0.1", "b.test": "127.0.0.1"}
+#: Shorter than the defaults (2 s, 60 s, 180 s) so that a give-up shows in seconds; the
+#: defaults' backoff: test_pause_parts.py.
+FAST = {"REP_PAUSE_DELAY": 0.5, "REP_PAUSE_GIVE_UP_AFTER": 4, "DOWNLOAD_TIMEOUT": 1}
+FAILING, HEALTHY = 30, 20
+
+
+@pytest.fixture
+def servers(server_factory: Callable[..., ScriptedServer]) -> Iterator[list[ScriptedServer]]:
+    a, b = server_factory(), server_factory()
+    for server in (a, b):
+        server.robots("User-agent: *\nAllow: /\n")
+    yield [a, b]
+
+
+def _pages(server: ScriptedServer, host: str, count: int) -> list[str]:
+    return [server.url(f"/page/{i}", host=host) for i in range(count)]
+
+
+def _crawl(a: ScriptedServer, b: ScriptedServer, **settings: Any) -> CrawlResult:
+    starts = [*_pages(a, "a.test", FAILING), *_pages(b, "b.test", HEALTHY)]
+    return run_crawl(starts, {**ADDON, **settings}, hosts=HOSTS, timeout=90)
+
+
+def _attempts(server: ScriptedServer) -> int:
+    return len(server.seen("/page/", prefix=True))
+
+
+def _assert_backed_off(a: ScriptedServer, b: ScriptedServer, result: CrawlResult) -> None:
+    """30 pages of a site that never answers: a burst, then a probe per pause, then the pause
+    is given up and every page is told so; the healthy site crawls on."""
+    assert result.close_reason == "finished"
+    # Scrapy's built-in: 90 attempts (RETRY_TIMES 2). Here: the pages already on their way when
+    # the third distinct page failed (at most CONCURRENT_REQUESTS_PER_DOMAIN, 8; 16 on Scrapy
+    # >= 2.14's asyncio path), the two retries RetryMiddleware made before, one probe per pause.
+    assert _attempts(a) <= 16 + 2 + 4, _attempts(a)
+    assert result.stat("robotstxt/pause/paused") == 1
+    assert result.stat("robotstxt/pause/probes") >= 1
+    assert result.stat("robotstxt/pause/gave_up") == 1
+    # Every page accounted for: each of the failing site's errbacks told (given up with the
+    # pause), every page of the healthy site downloaded.
+    errbacks = {e.url for e in result.errbacks if e.url is not None and "//a.test:" in e.url}
+    assert errbacks == set(_pages(a, "a.test", FAILING))
+    assert {s.path for s in b.seen("/page/", prefix=True) if s.status == 200} == {
+        f"/page/{i}" for i in range(HEALTHY)
+    }
+    # Each failure counted once by Scrapy's DownloaderStats, the ones scrapy-rep took out of the
+    # chain before it (held, not retried) too. (Not compared with the server's count: Twisted
+    # sends a GET again by itself when a kept-alive connection is lost before an answer.)
+    prefix = "robotstxt/pause/resent/"
+    taken = sum(
+        count
+        for name, count in result.stats.items()
+        if name.startswith(prefix)
+        and name[len(prefix) :] not in ("queued",)
+        and not name[len(prefix) :].isdigit()
+    )
+    assert taken >= 1
+    retried = result.stat("retry/count") + result.stat("retry/max_reached")
+    assert result.stat("downloader/exception_count") == taken + retried
+    assert "Traceback" not in result.log
+
+
+def test_pages_that_reset_every_connection_are_backed_off_from(
+    servers: list[ScriptedServer],
+) -> None:
+    a, b = servers
+    a.outage(Reply(reset=True))
+    result = _crawl(a, b, **FAST)
+    _assert_backed_off(a, b, result)
+    assert "Pausing http://a.test" in result.log
+    assert "3 different pages failed in a row (the last: connection lost" in result.log
+    # Held while paused: RetryMiddleware spent retries only before the pause began.
+    assert result.stat("retry/count") <= 2
+    # Scrapy's built-in on the same site: every page tried 3 times.
+    ours = _attempts(a)
+    builtin = _crawl(a, b, ADDONS={}, DOWNLOAD_TIMEOUT=1)
+    assert _attempts(a) - ours >= 3 * FAILING
+    assert builtin.stat("retry/count") == 2 * FAILING
+
+
+def test_pages_that_time_out_are_backed_off_from(servers: list[ScriptedServer]) -> None:
+    a, b = servers
+    a.outage(Reply(hang=True))
+    started = time.monotonic()
+    result = _crawl(a, b, **FAST)
+    _assert_backed_off(a, b, result)
+    assert "(the last: timed out at /page/" in result.log
+    # Ends by itself: the first timeouts (1 s), the pause given up after 4 s, a probe's timeout.
+    assert time.monotonic() - started < 40
+
+
+def test_a_site_that_stops_answering_for_a_while_gets_every_page(
+    servers: list[ScriptedServer],
+) -> None:
+    a, b = servers
+    a.outage(Reply(reset=True))
+    ended = threading.Event()
+
+    def recover() -> None:
+        a.outage(None)
+        ended.set()
+
+    timer = threading.Timer(5.0, recover)
+    a.when(lambda: _attempts(a) > 0, timer.start, timeout=60)
+    try:
+        result = _crawl(a, b, REP_PAUSE_DELAY=1)
+    finally:
+        timer.cancel()
+    assert ended.is_set()
+    assert {s.path for s in a.seen("/page/", prefix=True) if s.status == 200} == {
+        f"/page/{i}" for i in range(FAILING)
+    }
+    assert result.stat("robotstxt/pause/resumed") == 1
+    assert result.errbacks == []
+    assert "Resuming http://a.test" in result.log
+
+
+def test_one_slow_page_does_not_pause_its_site(servers: list[ScriptedServer]) -> None:
+    a, b = servers
+    a.route("/page/5", Reply(hang=True))
+    result = _crawl(a, b, DOWNLOAD_TIMEOUT=1)
+    assert result.stat("robotstxt/pause/paused") == 0
+    # Scrapy's RetryMiddleware retries it, as without scrapy-rep; the other pages go on.
+    assert a.count("/page/5") == 3
+    assert result.stat("retry/count") == 2
+    assert {s.path for s in a.seen("/page/", prefix=True) if s.status == 200} == {
+        f"/page/{i}" for i in range(FAILING) if i != 5
+    }
+    assert [e.url for e in result.errbacks] == [a.url("/page/5", host="a.test")]
