@@ -6,10 +6,13 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
 from _crawl import CrawlResult, run_crawl
+from _redis_server import RedisServer
 from _servers import Reply, ScriptedServer
 
 ADDON = {"ADDONS": {"scrapy_rep.Addon": 0}, "ROBOTSTXT_OBEY": True}
@@ -41,6 +44,10 @@ def _attempts(server: ScriptedServer) -> int:
     return len(server.seen("/page/", prefix=True))
 
 
+def _errbacks(result: CrawlResult, host: str) -> set[str]:
+    return {e.url for e in result.errbacks if e.url is not None and f"//{host}:" in e.url}
+
+
 def _assert_backed_off(a: ScriptedServer, b: ScriptedServer, result: CrawlResult) -> None:
     """30 pages of a site that never answers: a burst, then a probe per pause, then the pause
     is given up and every page is told so; the healthy site crawls on."""
@@ -54,8 +61,7 @@ def _assert_backed_off(a: ScriptedServer, b: ScriptedServer, result: CrawlResult
     assert result.stat("robotstxt/pause/gave_up") == 1
     # Every page accounted for: each of the failing site's errbacks told (given up with the
     # pause), every page of the healthy site downloaded.
-    errbacks = {e.url for e in result.errbacks if e.url is not None and "//a.test:" in e.url}
-    assert errbacks == set(_pages(a, "a.test", FAILING))
+    assert _errbacks(result, "a.test") == set(_pages(a, "a.test", FAILING))
     assert {s.path for s in b.seen("/page/", prefix=True) if s.status == 200} == {
         f"/page/{i}" for i in range(HEALTHY)
     }
@@ -143,3 +149,44 @@ def test_one_slow_page_does_not_pause_its_site(servers: list[ScriptedServer]) ->
         f"/page/{i}" for i in range(FAILING) if i != 5
     }
     assert [e.url for e in result.errbacks] == [a.url("/page/5", host="a.test")]
+
+
+def test_a_fleet_backs_off_together_from_a_site_that_resets_every_connection(
+    servers: list[ScriptedServer], tmp_path: Path
+) -> None:
+    a, b = servers
+    a.outage(Reply(reset=True))
+    halves = [range(FAILING // 2), range(FAILING // 2, FAILING)]
+
+    def member(name: str, numbers: range) -> CrawlResult:
+        settings = {
+            **ADDON,
+            **FAST,
+            "REP_STORE": redis.url,
+            "REP_STORE_TIMEOUT": 10,
+            "REP_LEASE_POLL_INTERVAL": 0.1,
+            "USER_AGENT": f"{name}/1.0 (+https://test.example/{name})",
+        }
+        starts = [
+            *(a.url(f"/page/{i}", host="a.test") for i in numbers),
+            *(b.url(f"/page/{i}", host="b.test") for i in numbers),
+        ]
+        return run_crawl(starts, settings, hosts=HOSTS, timeout=90)
+
+    with RedisServer.start(tmp_path / "redis") as redis, ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(member, ["one", "two"], halves))
+    # The pause is the fleet's (through the store): each member paused the site or followed
+    # the other's pause, and the site got two bursts and the probes, not 90 attempts.
+    for result in results:
+        assert result.close_reason == "finished"
+        followed = result.stat("robotstxt/pause/followed")
+        assert result.stat("robotstxt/pause/paused") + followed >= 1
+    assert _attempts(a) <= 2 * (16 + 2) + 4 + 2, _attempts(a)
+    # Every page accounted for: given up with the pause and, the store being Redis, kept there
+    # for the fleet's next run by the member that had it (SPEC H6), none told lost.
+    for result, numbers in zip(results, halves, strict=True):
+        assert result.stat("robotstxt/held_kept_for_next_run") == len(numbers), result.stats
+        assert _errbacks(result, "a.test") == set()
+    assert {s.path for s in b.seen("/page/", prefix=True) if s.status == 200} == {
+        f"/page/{i}" for i in range(FAILING)
+    }
