@@ -248,6 +248,43 @@ def test_backoff_doubles_until_robots_txt_answers_then_releases() -> None:
     assert state is not None and state.serving.kind == "rules"
 
 
+@pytest.mark.parametrize("other_way", [True, False])
+def test_robots_txt_without_an_answer_through_a_proxy_is_fetched_the_way_others_go(
+    other_way: bool,
+) -> None:
+    pending: Deferred[Reply] = Deferred()
+    parts = Parts(pending, ok())
+    vias: list[str | None] = []
+    fetch = parts.fetcher.fetch
+
+    def recorded(url: str, via: Request | None = None) -> Deferred[Reply]:
+        vias.append(None if via is None else via.meta.get("proxy"))
+        return fetch(url, via)
+
+    parts.fetcher.fetch = recorded  # type: ignore[method-assign]
+    proxy = "http://user:secret@proxy.test:3128"
+    proxied = Request(ORIGIN + "/p", meta={"proxy": proxy})
+    waited = parts.resolver.wait(ORIGIN, proxied)  # its fetch goes through the proxy
+    # The ways are those of requests still waiting (held, alive): kept weakly.
+    waiting = [Request(ORIGIN + "/q", meta={"proxy": proxy}), Request(ORIGIN + "/direct")]
+    for request in waiting[: 2 if other_way else 1]:
+        parts.resolver.waiting(ORIGIN, request)
+    pending.callback(error(503))  # the proxy's own 503
+    if other_way:
+        # Fetched at once directly, the failure through the proxy not counted.
+        assert vias == [proxy, None]
+        assert parts.stats["robotstxt/other_way"] == 1
+        state = parts.state()
+        assert waited.called and state is not None and state.entry.failures == 0
+    else:
+        # One way only: the failure counts (retried on B2's schedule), as before.
+        assert vias == [proxy]
+        assert parts.stats["robotstxt/other_way"] == 0
+        state = parts.state()
+        assert not waited.called and state is not None and state.entry.failures == 1
+        waited.cancel()
+
+
 def test_retry_after_and_fast_retry_for_503() -> None:
     parts = Parts(error(503), error(429, retry_after=42), ok())
     parts.hold()

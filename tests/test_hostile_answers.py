@@ -139,6 +139,41 @@ def test_a_proxys_503_pauses_that_proxy_not_the_site(
         good_proxy.close()
 
 
+def test_a_failing_proxy_is_not_a_failing_site(
+    server_factory: Callable[..., ScriptedServer],
+) -> None:
+    # 20 requests through a proxy that answers 503 to everything (no Proxy-Status), listed
+    # before 20 direct ones to the same site. Before: robots.txt fetched 3 times through that
+    # proxy, the site judged unreachable and all 40 dropped (Scrapy's built-in: the 20 direct
+    # pages downloaded).
+    site = server_factory()
+    site.robots("User-agent: *\nAllow: /\n")
+    proxy = ForwardProxy.start()
+    try:
+        proxy.fail_with(Reply(503))
+        proxied = [site.url(f"/page/{i}") for i in range(PAGES)]
+        direct = [site.url(f"/page/{i}") for i in range(PAGES, 2 * PAGES)]
+        starts = [*(Start(url, meta={"proxy": proxy.proxy_url}) for url in proxied), *direct]
+        fast = {"REP_PAUSE_DELAY": 0.5, "REP_PAUSE_GIVE_UP_AFTER": 4}
+        result = run_crawl(starts, {**ADDON, **fast}, timeout=90)
+        # robots.txt got no answer through the proxy, and was fetched the direct requests' way.
+        assert site.count("/robots.txt") == 1
+        assert result.stat("robotstxt/other_way") >= 1
+        assert f"got no answer through {proxy.proxy_url} (HTTP 503)" in result.log
+        assert result.stat("robotstxt/gave_up") == 0
+        # The direct pages downloaded; the proxied ones met the proxy's 503s, paused that
+        # route only, and were given up with it, each errback told why.
+        assert {seen.path for seen in site.seen("/page/", prefix=True) if seen.status == 200} == {
+            f"/page/{i}" for i in range(PAGES, 2 * PAGES)
+        }
+        assert {e.url for e in result.errbacks} == set(proxied)
+        assert all("asked to slow down" in e.message for e in result.errbacks)
+        assert f"Pausing {site.url('/')[:-1]} via {proxy.proxy_url}" in result.log
+        _no_error(result)
+    finally:
+        proxy.close()
+
+
 def test_a_request_marked_rep_dont_pause_is_not_held_by_a_pause(
     server_factory: Callable[..., ScriptedServer],
 ) -> None:

@@ -90,6 +90,9 @@ class FetchStats:
         self.refresh = f"{prefix}/refresh"
         #: Results read from the store (fetched by another process, or an earlier run).
         self.store_hit = f"{prefix}/store_hit"
+        #: Fetches that got no answer one way (through a proxy, or directly), tried at once
+        #: the way another waiting request goes (a failing route is not a failing site).
+        self.other_way = f"{prefix}/other_way"
 
 
 #: robots.txt fetches: the first names are those Scrapy's own middleware uses.

@@ -281,6 +281,7 @@ class Admission:
             self._unclaim(request, origin)
         state = self._resolver.state(origin, now, request)
         if state is None or state.serving.kind == "hold":
+            self._resolver.waiting(origin, request)
             if state is None and at == "gate":
                 if (
                     self._first_through()

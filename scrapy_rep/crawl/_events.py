@@ -443,6 +443,17 @@ class Events:
         if self._once.add(f"{once or where}:{type(error).__name__}"):
             self._log.error("Handling %s failed (logged once): %r", where, error, exc_info=error)
 
+    def way_failed(self, document: str, origin: str, way: str, error: object) -> None:
+        """``origin``'s ``document`` got no answer by ``way`` (a proxy, or "": directly): it is
+        fetched at once the way another waiting request goes."""
+        self._log.info(
+            "%s of %s got no answer %s (%s): fetching it the way other requests go",
+            document,
+            origin,
+            f"through {way}" if way else "directly",
+            error,
+        )
+
     def fetch_broke(self, document: str, origin: str, error: Exception) -> None:
         """Handling the answer to ``origin``'s ``document`` raised: it counts as that origin's
         failed fetch (logged once per document and kind of error)."""

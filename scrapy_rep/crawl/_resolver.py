@@ -23,8 +23,10 @@ REP_RETRY_DELAY) start one. Time comes from the clock it is given.
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
+from urllib.parse import urlsplit
 
 from scrapy.http import Request, Response, TextResponse
 from twisted.internet import task
@@ -105,6 +107,9 @@ class Resolver(Generic[D]):
         # The request that made each origin being resolved be fetched (robots_parsed names
         # it), kept until the origin is answered.
         self._triggers: dict[str, Request | None] = {}
+        # Per origin waited for, one waiting request per way there (its proxy, or none): a
+        # fetch that gets no answer one way is tried the others' ways before it counts.
+        self._ways: dict[str, weakref.WeakValueDictionary[str, Request]] = {}
         # Origins being resolved, with the Deferreds waiting for that resolution.
         self._resolving: dict[str, list[Deferred[OriginState[D]]]] = {}
         # When the fetch in flight of an origin began (until its answer is stored).
@@ -183,6 +188,16 @@ class Resolver(Generic[D]):
         nothing newer was installed since)."""
         if self._cache.peek(state.origin) is None:
             self._cache.reinstate(state)
+
+    def waiting(self, origin: str, request: Request) -> None:
+        """``request`` waits for ``origin``'s document: its way there (its proxy, or none) is
+        one a fetch may take (``_fetch``)."""
+        way, ways = _way(request), self._ways.get(origin)
+        if ways is None:
+            if way == _way(self._triggers.get(origin)):
+                return  # the common case, one way (no proxy): nothing to keep
+            ways = self._ways[origin] = weakref.WeakValueDictionary()
+        ways.setdefault(way, request)
 
     def peek(self, origin: str) -> OriginState[D] | None:
         """The origin's state if known here, without side effects."""
@@ -376,7 +391,7 @@ class Resolver(Generic[D]):
             url = origin + self.kind.path
             self._fetching[origin] = self._clock.seconds()
             try:
-                fetch, body = yield self._fetcher.fetch(url, self._triggers.get(origin))
+                fetch, body = yield self._fetch(origin, url)
             except Exception as exc:
                 # What the site sent broke something of ours (or of a middleware): a failed
                 # fetch of that origin, counted and backed off like any other, never a loop.
@@ -395,6 +410,30 @@ class Resolver(Generic[D]):
             yield self._call(self._store.release_lease, origin, self._owner)
         return self._install(origin, new, body, now, from_store=False)
 
+    @inlineCallbacks
+    def _fetch(self, origin: str, url: str) -> Generator[Deferred[Any], Any, tuple[Fetch, Any]]:
+        """One fetch of ``url``, the way the request it is made for goes. A failing route is
+        not a failing site: when that way gets no answer from the site (``unreachable``: a
+        proxy's 5xx or its own error, a timeout), each other way a waiting request goes is
+        tried at once, and only a failure on every way counts against the origin. The requests
+        of a way that failed then meet its failures at the page level (SPEC H6: their route
+        pauses, and is given up)."""
+        via = self._triggers.get(origin)
+        tried: set[str] = set()
+        while True:
+            fetch, body = yield self._fetcher.fetch(url, via)
+            if fetch.outcome != "unreachable" or self._closing:
+                return fetch, body
+            tried.add(_way(via))
+            ways = self._ways.get(origin)
+            others = () if ways is None else list(ways.items())
+            other = next((r for way, r in others if way not in tried), None)
+            if other is None:
+                return fetch, body
+            self._events.count(self.kind.stats.other_way)
+            self._events.way_failed(self.name, origin, _way(via), fetch.error or fetch.status)
+            via = self._triggers[origin] = other
+
     def _install(
         self, origin: str, entry: Entry, body: bytes | None, now: float, *, from_store: bool
     ) -> OriginState[D]:
@@ -409,6 +448,8 @@ class Resolver(Generic[D]):
             triggers = self._triggers
             trigger = triggers.pop(origin, None) if self.serves(state) else triggers.get(origin)
             self._announce(state, previous, now, trigger, from_store)
+        if self._ways and self.serves(state):
+            self._ways.pop(origin, None)
         return state
 
     def _load(self, origin: str) -> Deferred[tuple[StoredRobots | None, Entry | None]]:
@@ -430,6 +471,15 @@ class Resolver(Generic[D]):
         ``default`` when the store fails."""
         key = self.kind.key_prefix + origin
         return guarded(self._events, maybeDeferred(method, key, *args), default)
+
+
+def _way(request: Request | None) -> str:
+    """The way ``request`` goes to its origin: its proxy (credentials left out), or ""."""
+    proxy = None if request is None else request.meta.get("proxy")
+    if not proxy:
+        return ""
+    parts = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
 
 
 def _answer(request: Request, status: int, url: str, body: bytes | None) -> Response:
