@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -151,9 +152,13 @@ def test_a_job_stopped_during_a_pause_respects_the_rest_of_it_when_resumed(
     assert stopped.interrupted
     paused_at = min(s.finished or 0 for s in a.requests if s.status == 503)
     before = len(a.requests)
-    # scrapy robots shows the pause the job's store keeps.
+    # scrapy robots shows the pause the job's store keeps: on, when it answered within the 10 s
+    # (on a loaded machine stopping the job and starting the command can take longer: the
+    # pause is then shown over, its probe due, and the resumed job follows it all the same).
     shown = _scrapy_robots(a.url("/page/1", host="a.test"), tmp_path / "job", tmp_path)
-    assert "pause:  paused," in shown and "HTTP 503 with Retry-After 10s" in shown
+    assert "pause:  pause" in shown and "(HTTP 503 with Retry-After 10s at /page/" in shown
+    if time.monotonic() < paused_at + 10:
+        assert "pause:  paused," in shown
     resumed = run_crawl(urls, job, hosts=HOSTS)
     after = a.seen("/page/", prefix=True)[before:]
     assert after and min(s.time for s in after) >= paused_at + 10 - 0.2
