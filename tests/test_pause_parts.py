@@ -29,6 +29,7 @@ from scrapy_rep.core.pause import (
     page_answer,
     pause_seconds,
 )
+from scrapy_rep.crawl import _pauses
 from scrapy_rep.crawl._events import Events
 from scrapy_rep.crawl._pauses import PROBE_META, Pauses, route
 from scrapy_rep.crawl._settings import MiddlewareSettings
@@ -220,6 +221,20 @@ def test_pages_that_get_no_answer_pause_a_site_as_5xx_do_one_slow_page_never() -
     assert check(pauses, ORIGIN, now()) == HOLD
     parts.clock.advance(0.2)
     assert check(pauses, ORIGIN, now()) == PROBE
+
+
+def test_the_routes_counted_are_bounded_the_oldest_count_forgotten(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_pauses, "STRUGGLES_KEPT", 3)
+    pauses = Parts().pauses
+    routes = [f"http://site{i}.test" for i in range(4)]
+    for key in routes:
+        assert not pauses.unanswered(key, Request(key + "/a"), "timed out", True)
+    assert list(pauses.struggles) == routes[1:]
+    # The ones kept still count: two more distinct pages pause that site.
+    assert not pauses.unanswered(routes[1], Request(routes[1] + "/b"), "timed out", True)
+    assert pauses.unanswered(routes[1], Request(routes[1] + "/c"), "timed out", True)
 
 
 def test_a_503_pause_is_not_jittered() -> None:

@@ -60,6 +60,10 @@ _PROBES = " probes "
 DONT_PAUSE_META = "rep_dont_pause"
 
 
+#: Routes whose pages' failures in a row are counted at once (``Pauses._struggle``).
+STRUGGLES_KEPT = 10_000
+
+
 def exempt(request: Request) -> bool:
     """SPEC H4: is ``request`` outside the pauses (marked ``rep_dont_pause``, or not obeying
     robots.txt)? It neither waits for a pause nor pauses its site by its answer."""
@@ -249,7 +253,7 @@ class Pauses:
                 self._resume(key, f"{path} answered HTTP {status}")
             return False
         if answer == "error":
-            struggle = self.struggles.setdefault(key, Struggle())
+            struggle = self._struggle(key)
             # SPEC H1: a page is its path. One script answering 500 whatever its query
             # (/search?q=1, ?q=2, ...) is one broken page, not a struggling server.
             if not struggle.failed(urlparse_cached(request).path) and not probe:
@@ -278,12 +282,23 @@ class Pauses:
             return False
         if key in self.paused:
             return True
-        struggle = self.struggles.setdefault(key, Struggle())
+        struggle = self._struggle(key)
         if not struggle.failed(urlparse_cached(request).path):
             return False
         reason = f"{len(struggle)} different pages failed in a row (the last: {failure} at {path})"
         self._failed(key, None, reason, probe=False, jitter=True)
         return True
+
+    def _struggle(self, key: str) -> Struggle:
+        """Route ``key``'s pages failing in a row. Bounded: in a broad crawl many sites fail a
+        page or two (a timeout) and never answer again; past ``STRUGGLES_KEPT`` routes the one
+        whose count began first is forgotten."""
+        struggles = self.struggles
+        if (struggle := struggles.get(key)) is None:
+            if len(struggles) >= STRUGGLES_KEPT:
+                del struggles[next(iter(struggles))]
+            struggle = struggles[key] = Struggle()
+        return struggle
 
     def _probed(self, key: str, request: Request) -> bool:
         """Was ``request``, answered by route ``key``, that route's probe? A probe that went
