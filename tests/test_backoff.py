@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _crawl import CrawlResult, run_crawl
+from _crawl import CrawlResult, Start, run_crawl
 from _redis_server import RedisServer
 from _servers import Reply, ScriptedServer
 
@@ -135,6 +135,20 @@ def test_a_site_that_stops_answering_for_a_while_gets_every_page(
     assert result.stat("robotstxt/pause/resumed") == 1
     assert result.errbacks == []
     assert "Resuming http://a.test" in result.log
+
+
+def test_requests_marked_rep_dont_pause_are_retried_as_scrapy_does(
+    servers: list[ScriptedServer],
+) -> None:
+    a, _b = servers
+    a.outage(Reply(reset=True))
+    starts = [Start(url, meta={"rep_dont_pause": True}) for url in _pages(a, "a.test", FAILING)]
+    result = run_crawl(starts, {**ADDON, **FAST}, hosts=HOSTS, timeout=90)
+    # Their failures neither pause the site nor are held: RetryMiddleware's, as without
+    # scrapy-rep (each page tried 3 times, then its errback).
+    assert result.stat("robotstxt/pause/paused") == 0
+    assert result.stat("retry/count") == 2 * FAILING
+    assert _errbacks(result, "a.test") == set(_pages(a, "a.test", FAILING))
 
 
 def test_one_slow_page_does_not_pause_its_site(servers: list[ScriptedServer]) -> None:
