@@ -11,10 +11,11 @@ built-in robots.txt middleware (``ROBOTSTXT_OBEY``, no add-on) and with scrapy-r
 - ``timeout``: every page of ``a`` hangs (never answered: the download times out);
 - ``fleet``: the ``reset`` case crawled by 3 processes at once, the pages split between them;
   scrapy-rep's processes share one throw-away redis-server (``REP_STORE``);
-- ``alone``: ``b`` without ``a`` (one process and three), the healthy site's reference time.
+- ``alone``: ``b`` without ``a`` (one process and three), the healthy site's reference time;
+- ``recover``: the ``reset`` case, but ``a`` answers again 20 s after its first page request.
 
 Columns: attempts at ``a`` (the server's count of page requests; ratio to the built-in's),
-pages of ``a`` accounted for (distinct URLs whose errback was called, plus
+pages of ``a`` accounted for (fetched, plus distinct URLs whose errback was called, plus
 ``robotstxt/held_kept_for_next_run``), pages of ``b`` fetched (answered 200, server-side),
 seconds from spider_opened to the end of the crawl (``elapsed_time_seconds``) and to ``b``'s
 last page (the slowest process's for a fleet), ``b``'s last page against ``b`` alone,
@@ -29,6 +30,7 @@ import argparse
 import platform
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -58,7 +60,10 @@ QUICK: dict[str, Any] = {
     "DOWNLOAD_TIMEOUT": 1,
 }
 FAILURES = {"reset": Reply(reset=True), "timeout": Reply(hang=True)}
-SCENARIOS = ("alone", "reset", "timeout", "fleet")
+SCENARIOS = ("alone", "reset", "timeout", "fleet", "recover")
+#: ``recover``: a resets every connection for this long after its first page request, then
+#: answers (the full run; ``--quick``: 3 s).
+OUTAGE, QUICK_OUTAGE = 20.0, 3.0
 
 
 @dataclass
@@ -68,6 +73,7 @@ class Row:
     processes: int
     attempts: int | None  # page requests the failing site saw; None: no failing site
     accounted: int
+    fetched: int
     errbacks: int
     kept: int
     healthy: int
@@ -88,14 +94,25 @@ def _of(urls: Sequence[str | None], host: str) -> list[str]:
 
 
 def _run(
-    scenario: str, variant: str, processes: int, failure: str | None, delays: dict[str, Any]
+    scenario: str,
+    variant: str,
+    processes: int,
+    failure: str | None,
+    delays: dict[str, Any],
+    outage: float | None = None,
 ) -> Row:
+    """One crawl (``processes`` at once); ``outage``: the failure ends that many seconds after
+    the failing site's first page request."""
     a, b = ScriptedServer.start(), ScriptedServer.start()
+    timer: threading.Timer | None = None
     try:
         for server in (a, b):
             server.robots("User-agent: *\nAllow: /\n")
         if failure is not None:
             a.outage(FAILURES[failure])
+        if outage is not None:
+            timer = threading.Timer(outage, a.outage, (None,))
+            a.when(lambda: a.count("/page/", prefix=True) > 0, timer.start, timeout=60)
         with tempfile.TemporaryDirectory(prefix="bench-backoff-") as tmp:
             redis = None
             if processes > 1 and variant == "scrapy-rep":
@@ -126,6 +143,8 @@ def _run(
                     redis.close()
         return _row(scenario, variant, processes, failure, a, b, outcomes)
     finally:
+        if timer is not None:
+            timer.cancel()
         a.close()
         b.close()
 
@@ -145,9 +164,13 @@ def _row(
     if len(errbacks) != len(set(errbacks)):
         notes.append(f"{len(errbacks) - len(set(errbacks))} errback(s) of a told twice")
     kept = sum(r.stat("robotstxt/held_kept_for_next_run") for r in results)
-    accounted = len(set(errbacks)) + kept
+    fetched = len({s.path for s in a.seen("/page/", prefix=True) if s.status == 200})
+    accounted = fetched + len(set(errbacks)) + kept
     if failure is not None and accounted != FAILING:
-        notes.append(f"pages of a accounted for: {len(set(errbacks))} errbacks + {kept} kept")
+        notes.append(
+            f"pages of a accounted for: {fetched} fetched + {len(set(errbacks))} errbacks "
+            f"+ {kept} kept"
+        )
     healthy = {s.path for s in b.seen("/page/", prefix=True) if s.status == 200}
     healthy_times = [
         t
@@ -159,14 +182,15 @@ def _row(
     if tracebacks:
         notes.append(f"a Traceback in the log of {tracebacks} process(es)")
     a_answered = sum(1 for r in results for url in r.responses if "//a.test:" in url)
-    if failure is not None and a_answered:
-        notes.append(f"{a_answered} response(s) of a reached the spider")
+    if failure is not None and a_answered != fetched:
+        notes.append(f"{a_answered} response(s) of a reached the spider, {fetched} answered")
     return Row(
         scenario=scenario,
         variant=variant,
         processes=processes,
         attempts=None if failure is None else a.count("/page/", prefix=True),
         accounted=accounted,
+        fetched=fetched,
         errbacks=len(set(errbacks)),
         kept=kept,
         healthy=len(healthy),
@@ -198,7 +222,9 @@ def _print(rows: list[Row]) -> None:
                 attempts += f" ({r.attempts / reference:.2f}x)"
         base = alone.get((r.variant, r.processes))
         versus = "-" if r.scenario == "alone" or not base else f"{r.healthy_last / base:.2f}x"
-        accounted = "-" if r.attempts is None else f"{r.accounted} ({r.errbacks}e+{r.kept}k)"
+        accounted = "-"
+        if r.attempts is not None:
+            accounted = f"{r.accounted} ({r.fetched}f+{r.errbacks}e+{r.kept}k)"
         print(
             f"{r.scenario:<8} {r.variant:<10} {r.processes:>4} {attempts:>16} "
             f"{accounted:>14} {f'{r.healthy}/{HEALTHY}':>9} {r.end:>6.1f} "
@@ -207,7 +233,7 @@ def _print(rows: list[Row]) -> None:
         for note in r.notes:
             print(f"    ! {note}")
     print(
-        "a accounted: distinct pages of a whose errback was called (e) + "
+        "a accounted: distinct pages of a fetched (f) + whose errback was called (e) + "
         "robotstxt/held_kept_for_next_run (k); ratios: to the built-in's attempts, "
         "and b's last page to b crawled alone"
     )
@@ -230,14 +256,15 @@ def main() -> None:
         for variant in VARIANTS:
             if scenario == "alone":
                 plan += [("alone", variant, 1, None), ("alone", variant, FLEET, None)]
-            elif scenario == "fleet":
-                plan.append(("fleet", variant, FLEET, "reset"))
+            elif scenario in ("fleet", "recover"):
+                plan.append((scenario, variant, FLEET if scenario == "fleet" else 1, "reset"))
             else:
                 plan.append((scenario, variant, 1, scenario))
     rows: list[Row] = []
     for scenario, variant, processes, failure in plan:
         started = time.monotonic()
-        rows.append(_run(scenario, variant, processes, failure, delays))
+        outage = None if scenario != "recover" else QUICK_OUTAGE if args.quick else OUTAGE
+        rows.append(_run(scenario, variant, processes, failure, delays, outage))
         print(
             f"  {scenario} / {variant} / {processes} process(es): "
             f"{time.monotonic() - started:.0f} s",
