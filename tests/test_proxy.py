@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scrapy_rep.core.proxy import proxy_failure
+from scrapy_rep.core.proxy import proxy_failure, proxy_name
 
 
 @pytest.mark.parametrize(
@@ -43,3 +43,16 @@ def test_the_proxys_own_failures(status: int, fields: list[str], failure: str) -
 )
 def test_the_sites_own_answers(status: int, fields: list[str]) -> None:
     assert proxy_failure(status, fields) is None
+
+
+@pytest.mark.parametrize(
+    ("proxy", "name"),
+    [
+        ("http://user:secret@proxy.test:3128", "http://proxy.test:3128"),
+        ("https://proxy.test", "https://proxy.test"),
+        ("proxy.test:8080", "http://proxy.test:8080"),
+        ("http://a:b@c@proxy.test:1", "http://proxy.test:1"),
+    ],
+)
+def test_a_proxy_is_named_without_its_credentials(proxy: str, name: str) -> None:
+    assert proxy_name(proxy) == name

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
+from urllib.parse import urlsplit
 
 from scrapy_rep.core._sfv import parse_list
 
-__all__ = ["proxy_failure"]
+__all__ = ["proxy_failure", "proxy_name"]
 
 #: An ``error`` parameter, for a Proxy-Status value that is not a valid Structured Field: a
 #: proxy that writes its field loosely still says it failed.
@@ -39,3 +41,11 @@ def proxy_failure(status: int, proxy_status: Sequence[str]) -> str | None:
                 name = error.decode("latin-1") if isinstance(error, bytes) else str(error)
                 return f"proxy error {name} (HTTP {status}, Proxy-Status)"
     return None
+
+
+@lru_cache(maxsize=256)
+def proxy_name(proxy: str) -> str:
+    """A proxy URL (``meta["proxy"]``) as it may be logged and keyed: its scheme and host and
+    port, credentials left out (``http://user:pw@proxy:3128`` is ``http://proxy:3128``)."""
+    parts = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"

@@ -27,15 +27,14 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any, cast
-from urllib.parse import urlsplit
 
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet import task
 from twisted.internet.defer import Deferred, maybeDeferred, succeed
 
 from scrapy_rep.core.pause import Struggle, page_answer, pause_seconds
+from scrapy_rep.core.proxy import proxy_name
 from scrapy_rep.core.stats import PAUSE_EXTENDED, PAUSE_PROBES, PAUSED
 from scrapy_rep.crawl._events import Events, guarded, withdraw
 
@@ -74,13 +73,7 @@ def route(origin: str, request: Request) -> str:
     """The way ``request`` reaches ``origin``: the origin itself, or ``"<origin> via <proxy>"``
     when it goes through a proxy (credentials left out)."""
     proxy = request.meta.get("proxy")
-    return origin if not proxy else f"{origin} via {_proxy_name(proxy)}"
-
-
-@lru_cache(maxsize=256)
-def _proxy_name(proxy: str) -> str:
-    parts = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
-    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
+    return origin if not proxy else f"{origin} via {proxy_name(proxy)}"
 
 
 def _probed_route(request: Request) -> str | None:

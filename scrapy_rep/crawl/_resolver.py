@@ -26,7 +26,6 @@ import math
 import weakref
 from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
-from urllib.parse import urlsplit
 
 from scrapy.http import Request, Response, TextResponse
 from twisted.internet import task
@@ -34,6 +33,7 @@ from twisted.internet.defer import Deferred, fail, inlineCallbacks, maybeDeferre
 from twisted.python.failure import Failure
 
 from scrapy_rep.core.policy import Entry, Fetch, given_up, record, retry_delay, serving
+from scrapy_rep.core.proxy import proxy_name
 from scrapy_rep.crawl._events import give_up_reason, guarded, withdraw
 from scrapy_rep.storage.results import RobotsStore, StoredRobots
 
@@ -476,10 +476,7 @@ class Resolver(Generic[D]):
 def _way(request: Request | None) -> str:
     """The way ``request`` goes to its origin: its proxy (credentials left out), or ""."""
     proxy = None if request is None else request.meta.get("proxy")
-    if not proxy:
-        return ""
-    parts = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
-    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
+    return proxy_name(proxy) if proxy else ""
 
 
 def _answer(request: Request, status: int, url: str, body: bytes | None) -> Response:
