@@ -59,7 +59,7 @@ _PROBES = " probes "
 DONT_PAUSE_META = "rep_dont_pause"
 
 
-#: Routes whose pages' failures in a row are counted at once (``Pauses._struggle``).
+#: Routes whose pages' failures in a row are counted at once (``Pauses._page_failed``).
 STRUGGLES_KEPT = 10_000
 
 
@@ -246,13 +246,11 @@ class Pauses:
                 self._resume(key, f"{path} answered HTTP {status}")
             return False
         if answer == "error":
-            struggle = self._struggle(key)
-            # SPEC H1: a page is its path. One script answering 500 whatever its query
-            # (/search?q=1, ?q=2, ...) is one broken page, not a struggling server.
-            if not struggle.failed(urlparse_cached(request).path) and not probe:
+            struggles, pages = self._page_failed(key, request)
+            if not struggles and not probe:
                 return False
             reason = (
-                f"{len(struggle)} different pages answered HTTP 5xx in a row "
+                f"{pages} different pages answered HTTP 5xx in a row "
                 f"(the last: HTTP {status} at {path})"
             )
         else:
@@ -267,31 +265,34 @@ class Pauses:
         route paused, longer. ``counts``: the site gave no answer (``core.pause.no_answer``),
         which counts as a 5xx does (SPEC H1); such a request sent before the route paused is
         held with the others, its retries not spent."""
-        path = _path(request)
         if self._probed(key, request):
-            self._failed(key, None, f"{failure} at {path}", probe=True, jitter=True)
+            self._failed(key, None, f"{failure} at {_path(request)}", probe=True, jitter=True)
             return True
         if not counts:
             return False
         if key in self.paused:
             return True
-        struggle = self._struggle(key)
-        if not struggle.failed(urlparse_cached(request).path):
+        struggles, pages = self._page_failed(key, request)
+        if not struggles:
             return False
-        reason = f"{len(struggle)} different pages failed in a row (the last: {failure} at {path})"
+        last = f"{failure} at {_path(request)}"
+        reason = f"{pages} different pages failed in a row (the last: {last})"
         self._failed(key, None, reason, probe=False, jitter=True)
         return True
 
-    def _struggle(self, key: str) -> Struggle:
-        """Route ``key``'s pages failing in a row. Bounded: in a broad crawl many sites fail a
-        page or two (a timeout) and never answer again; past ``STRUGGLES_KEPT`` routes the one
-        whose count began first is forgotten."""
+    def _page_failed(self, key: str, request: Request) -> tuple[bool, int]:
+        """``request``'s page failed by route ``key`` (a 5xx, or no answer): does the route
+        struggle now (SPEC H1), and how many distinct pages failed in a row there? A page is its
+        path: one script failing whatever its query (/search?q=1, ?q=2, ...) is one broken
+        page, not a struggling server. The routes counted are bounded: in a broad crawl many
+        sites fail a page or two (a timeout) and never answer again; past ``STRUGGLES_KEPT``
+        the one whose count began first is forgotten."""
         struggles = self.struggles
         if (struggle := struggles.get(key)) is None:
             if len(struggles) >= STRUGGLES_KEPT:
                 del struggles[next(iter(struggles))]
             struggle = struggles[key] = Struggle()
-        return struggle
+        return struggle.failed(urlparse_cached(request).path), len(struggle)
 
     def _probed(self, key: str, request: Request) -> bool:
         """Was ``request``, answered by route ``key``, that route's probe? A probe that went
