@@ -221,11 +221,12 @@ def take_queued(engine: Any, wanted: Callable[[Request], bool]) -> list[tuple[Re
     taken: list[tuple[Request, Any]] = []
     for slot in list(getattr(getattr(engine, "downloader", None), "slots", {}).values()):
         queue = getattr(slot, "queue", None) or []
-        kept: list[tuple[Request, Any]] = []
+        before, kept = len(taken), list[tuple[Request, Any]]()
         for entry in queue:
             (taken if wanted(entry[0]) else kept).append(entry)
-        queue.clear()
-        queue.extend(kept)
+        if len(taken) > before:  # a slot none is taken from keeps its queue untouched
+            queue.clear()
+            queue.extend(kept)
     return taken
 
 
