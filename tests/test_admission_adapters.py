@@ -13,7 +13,7 @@ from collections.abc import Coroutine
 from typing import Any
 
 import pytest
-from scrapy.exceptions import DontCloseSpider, IgnoreRequest
+from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Request
 from scrapy.utils.test import get_crawler
 from test_middleware_basic import MIDDLEWARE
@@ -208,24 +208,3 @@ def test_the_last_look_sends_back_only_what_the_admission_says() -> None:
     gates.scripted.leave = True
     assert pages.page_leaving(request) is request
     assert ADMITTED not in request.meta and gates.stat("robotstxt/rescheduled") == 1
-
-
-def test_an_idle_fleet_process_asks_again_soon_while_another_holds_requests() -> None:
-    gates = Adapters()
-    middleware = gates.middleware
-    woken: list[float] = []
-    middleware._wake = lambda: woken.append(gates.clock.seconds())  # type: ignore[method-assign]
-    elsewhere = [True]  # what the Redis held store answers: another process holds requests
-    middleware._room.pending_elsewhere = lambda: elsewhere[0]  # type: ignore[method-assign]
-    interval = middleware._config.lease_poll_interval
-    for _ in range(3):  # asked again and again by the engine: one check pending, not three
-        with pytest.raises(DontCloseSpider):
-            middleware._on_idle()
-    assert len(gates.clock.getDelayedCalls()) == 1
-    # Not at Scrapy's next 5 s heartbeat: after REP_LEASE_POLL_INTERVAL the engine is woken,
-    # and asks again.
-    gates.clock.advance(interval)
-    assert woken == [START + interval]
-    elsewhere[0] = False
-    middleware._on_idle()  # the other process's requests went: this one may close
-    assert gates.clock.getDelayedCalls() == []

@@ -786,6 +786,27 @@ def test_work_held_by_another_fleet_process_is_seen_only_through_a_fleet_place()
     assert not parts.room.busy()  # nothing of its own: only spider_idle keeps it open
 
 
+def test_an_idle_fleet_process_is_woken_to_ask_again_while_another_holds_requests() -> None:
+    parts = Parts()
+    held_place = DurableHeld()
+    parts.room.open(held_place)
+    held_place.elsewhere = True
+    for _ in range(3):  # spider_idle asks, again and again: one tick, not three
+        assert parts.room.pending_elsewhere()
+    woken = parts.emptied
+    # Within a tick (a second), not at Scrapy's next idle check (5 s), the engine is woken
+    # and asks again; while the other process holds requests, again a tick later.
+    parts.clock.advance(1.0)
+    assert parts.emptied == woken + 1
+    assert parts.room.pending_elsewhere()
+    parts.clock.advance(1.0)
+    assert parts.emptied == woken + 2
+    held_place.elsewhere = False  # the other process's requests went
+    assert not parts.room.pending_elsewhere()
+    parts.clock.advance(10)
+    assert parts.emptied == woken + 2  # the tick stopped: nothing more to ask
+
+
 def test_a_failed_take_leaves_the_requests_until_the_place_names_them_again() -> None:
     held_place = DurableHeld()
     parts = Parts(ok(), held=held_place)

@@ -87,7 +87,7 @@ if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
 
-    from scrapy_rep.core.clock import Clock, DelayedCall
+    from scrapy_rep.core.clock import Clock
     from scrapy_rep.crawl._events import Where, Why
     from scrapy_rep.storage.held import HeldRequests
 
@@ -315,8 +315,6 @@ class RobotsTxtMiddleware:
             config,
         )
         self._config = config
-        # The next time an idle process of a fleet asks again whether it may close.
-        self._idle_check: DelayedCall | None = None
 
         def fetcher_for(kind: DocumentKind[Any]) -> Fetcher:
             timeout, keys = config.fetch_timeout, config.fetch_meta_keys
@@ -537,21 +535,10 @@ class RobotsTxtMiddleware:
     def _on_idle(self, spider: Spider | None = None) -> None:
         # Nothing else to do: stop waiting for origins that keep failing (REP_GIVE_UP_AFTER).
         self._room.give_up()
+        # pending_elsewhere: another fleet process holds requests that come here if it dies.
         # drops.pending: errbacks of dropped requests not delivered yet (the give-up above).
-        if self._drops.pending() or self._components.busy():
+        if self._drops.pending() or self._components.busy() or self._room.pending_elsewhere():
             raise DontCloseSpider
-        if self._room.pending_elsewhere():
-            # Another fleet process holds requests that come here if it dies. Scrapy asks an
-            # idle spider again only every 5 s: asked every REP_LEASE_POLL_INTERVAL instead,
-            # this process closes soon after the fleet's last held request goes.
-            if self._idle_check is None or not self._idle_check.active():
-                interval = self._config.lease_poll_interval
-                self._idle_check = self._clock.callLater(interval, self._wake)
-            raise DontCloseSpider
-
-    def _wake(self) -> None:
-        """Have the engine look for its next request, and for idleness, now."""
-        _compat.wake(self.crawler.engine)
 
     async def _on_opened(self, spider: Spider) -> None:
         # An ``async def`` that awaits, as _on_closed: the form every supported Scrapy awaits
@@ -579,8 +566,6 @@ class RobotsTxtMiddleware:
         # Every waiting request let go (if a close request did not already: the room notices
         # one on its tick), what stays held said, then no more fetches.
         self._room.close()
-        if self._idle_check is not None and self._idle_check.active():
-            self._idle_check.cancel()
         self._drops.summarize()
         closed = maybeDeferred(self._store.close)
         closed.addErrback(lambda failure: self._events.store_failed(failure.getErrorMessage()))
