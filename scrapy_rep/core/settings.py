@@ -372,6 +372,13 @@ SETTINGS: Mapping[str, Setting[Any]] = {
             "hold each download slot's concurrency where Scrapy does not (>= 2.14, no delay)",
         ),
         Setting(
+            "REP_FLEET_LIMITS",
+            True,
+            _SWITCH,
+            "with a Redis REP_STORE, hold each download slot's concurrency and delay across the "
+            "fleet's processes",
+        ),
+        Setting(
             "REP_PARSED_CACHE_SIZE",
             4096,
             _whole(1, 10**9),

@@ -56,6 +56,7 @@ __all__ = [
     "RESCHEDULED",
     "ROBOTSTXT_FETCH",
     "SCHEME_REFUSED",
+    "SLOT_FLEET_LOCAL",
     "SLOT_WAITED",
     "SLOT_WAITING_MAX",
     "STALE_SERVED",
@@ -133,6 +134,9 @@ REJUDGED = "robotstxt/rejudged"
 #: them in ``Downloader.active``); the most waiting at once.
 SLOT_WAITED = "robotstxt/slot/waited"
 SLOT_WAITING_MAX = "robotstxt/slot/waiting_max"
+#: Places a fleet process took in a download slot on its own, its share of the slot's limits,
+#: while Redis did not answer.
+SLOT_FLEET_LOCAL = "robotstxt/slot/fleet_local"
 
 # -- origins --------------------------------------------------------------------------------
 UNREACHABLE = "robotstxt/unreachable"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
+from weakref import WeakKeyDictionary
 
 from scrapy import signals
 from scrapy.core import spidermw as _scrapy_spidermw
@@ -36,21 +37,21 @@ __all__ = [
     "count_download",
     "crawl",
     "download",
-    "downloader_slot",
     "dupefilter",
     "dupefilter_seen",
     "fail_startup",
+    "fleet_limits",
     "get_slot",
     "in_flight",
     "in_slot",
     "leave_active",
     "process_request",
+    "raise_delay",
     "rejoin_active",
     "scrape_failure",
     "send_robots_parsed",
     "slot_limit",
     "take_queued",
-    "unjittered",
     "wake",
 ]
 
@@ -152,16 +153,13 @@ def close_spider(engine: Any, spider: Any, reason: str) -> None:
         engine.close_spider(spider, reason)
 
 
-def downloader_slot(engine: Any, request: Request) -> Any:
-    """The downloader slot ``request`` goes through, or None if it has none yet.
-
-    Every version keeps slots in ``Downloader.slots`` by key; Scrapy >= 2.12 computes the key
-    with the public ``get_slot_key(request)``, Scrapy 2.11 with the private
-    ``_get_slot_key(request, spider)``."""
+def _slot_key(engine: Any, request: Request) -> str:
+    # Scrapy >= 2.12: the public ``get_slot_key(request)``; 2.11: ``_get_slot_key(request,
+    # spider)``.
     downloader = engine.downloader
     if hasattr(downloader, "get_slot_key"):
-        return downloader.slots.get(downloader.get_slot_key(request))
-    return downloader.slots.get(downloader._get_slot_key(request, engine.spider))
+        return downloader.get_slot_key(request)  # type: ignore[no-any-return]
+    return downloader._get_slot_key(request, engine.spider)  # type: ignore[no-any-return]
 
 
 def get_slot(engine: Any, request: Request) -> tuple[str, Any]:
@@ -197,7 +195,7 @@ def in_flight(engine: Any, request: Request) -> bool:
     return not isinstance(active, set) or request in active
 
 
-def unjittered(slot: Any) -> None:
+def _unjittered(slot: Any) -> None:
     """Make ``slot``'s delay exact: a Crawl-delay is the least time between requests, which
     Scrapy's random jitter (RANDOMIZE_DOWNLOAD_DELAY: 0.5 to 1.5 times) would undercut.
 
@@ -208,6 +206,67 @@ def unjittered(slot: Any) -> None:
         slot.jitter = 0.0
     else:
         slot.randomize_delay = False
+
+
+#: Per downloader, by slot key: a fleet slot's own delay and jitter (``fleet_limits``), with
+#: the slot they are of (a slot the downloader collected and made again starts afresh).
+#: Beside the slot, not on it: Scrapy 2.19's ``Slot`` has ``__slots__``.
+_MOVED: WeakKeyDictionary[Any, dict[str, tuple[Any, float, float]]] = WeakKeyDictionary()
+
+
+def fleet_limits(engine: Any, key: str, slot: Any, spacing: bool) -> tuple[int, float, float]:
+    """Download slot ``key``'s concurrency, delay and jitter, for the fleet to hold.
+    ``spacing``: the fleet spaces the slot's requests, so the slot's own delay (DOWNLOAD_DELAY,
+    a per-slot one, a Crawl-delay) moves to the fleet and is 0 here: Scrapy's queue then holds
+    no place idle. Without it (AutoThrottle, which sets every slot's delay itself) the delay
+    stays the process's own and the fleet holds the concurrency only. Every version's
+    ``Slot`` has ``concurrency`` and ``delay``; ``_jitter`` says where each keeps the jitter."""
+    if not spacing:
+        return slot.concurrency, 0.0, 0.0
+    moved = _MOVED.setdefault(engine.downloader, {})
+    entry = moved.get(key)
+    if slot.delay > 0:
+        entry = moved[key] = (slot, slot.delay, _jitter(slot))
+        slot.delay = 0.0
+        if len(moved) > 2 * len(engine.downloader.slots) + 64:  # slots collected since
+            for gone in [
+                k for k, (s, *_) in moved.items() if engine.downloader.slots.get(k) is not s
+            ]:
+                del moved[gone]
+    if entry is None or entry[0] is not slot:
+        return slot.concurrency, 0.0, 0.0
+    return slot.concurrency, entry[1], entry[2]
+
+
+def raise_delay(engine: Any, request: Request, delay: float) -> bool:
+    """Make the shortest gap of ``request``'s download slot at least ``delay`` (a Crawl-delay:
+    the least time between requests, which Scrapy's jitter, 0.5 to 1.5 times DOWNLOAD_DELAY,
+    would undercut): its delay the longer of the two, exact. Where the fleet holds it
+    (``fleet_limits``), the fleet's. Returns whether it changed; False for a request with no
+    slot yet. Every version keeps slots in ``Downloader.slots`` by key, each with a ``delay``;
+    ``_slot_key`` and ``_unjittered`` say how each version finds the key and drops the
+    jitter."""
+    key = _slot_key(engine, request)
+    slot = engine.downloader.slots.get(key)
+    if slot is None:
+        return False
+    entry = _MOVED.get(engine.downloader, {}).get(key)
+    if entry is not None and entry[0] is slot:
+        _, held, jitter = entry
+        if held * (1 - jitter) >= delay:
+            return False
+        _MOVED[engine.downloader][key] = (slot, max(held, delay), 0.0)
+        return True
+    if slot.delay * (1 - _jitter(slot)) >= delay:
+        return False
+    slot.delay = max(slot.delay, delay)
+    _unjittered(slot)
+    return True
+
+
+def _jitter(slot: Any) -> float:
+    # Scrapy >= 2.19: ``Slot.jitter``, a magnitude; 2.11 to 2.18: ``randomize_delay``, ±50 %.
+    return float(slot.jitter) if hasattr(slot, "jitter") else 0.5 * bool(slot.randomize_delay)
 
 
 def take_queued(engine: Any, wanted: Callable[[Request], bool]) -> list[tuple[Request, Any]]:

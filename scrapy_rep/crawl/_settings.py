@@ -36,6 +36,7 @@ from scrapy_rep.crawl.robot_parser import RobotParser
 from scrapy_rep.storage.options import (
     DEFAULT_ENTRY_TTL,
     StoreOptions,
+    store_kind,
     store_url,
 )
 
@@ -170,6 +171,7 @@ class MiddlewareSettings:
     pause_max_delay: float = default("REP_PAUSE_MAX_DELAY")
     pause_give_up_after: float = default("REP_PAUSE_GIVE_UP_AFTER")
     slot_concurrency: bool = default("REP_SLOT_CONCURRENCY")
+    fleet_limits: bool = default("REP_FLEET_LIMITS")
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> MiddlewareSettings:
@@ -180,6 +182,7 @@ class MiddlewareSettings:
             low, high = _setting(settings, lower), _setting(settings, upper)
             if low > high:
                 raise ValueError(f"{lower} ({low:.15g}) must not exceed {upper} ({high:.15g})")
+        _check_fleet_setting(settings)
         limits = _read(Limits, settings)
         keep_for = max(limits.stale_max_age, limits.unreachable_allow_after)
         return _read(
@@ -267,6 +270,22 @@ def purpose(settings: BaseSettings) -> Purpose:
         raise ValueError(
             f"REP_USAGE_PURPOSES: {exc} (a list of them or a comma-separated string)"
         ) from None
+
+
+def _check_fleet_setting(settings: BaseSettings) -> None:
+    """Refuse REP_FLEET_LIMITS set to True where there is no fleet to hold limits with: only a
+    Redis store is shared by the processes of a fleet (its default, True, is simply unused
+    with the other stores)."""
+    priority = settings.getpriority("REP_FLEET_LIMITS")
+    if priority is None or priority <= SETTINGS_PRIORITIES["default"]:
+        return
+    url = store_url(_setting(settings, "REP_STORE"), settings.get("JOBDIR"))
+    if _setting(settings, "REP_FLEET_LIMITS") and store_kind(url) != "redis":
+        raise ValueError(
+            f"REP_FLEET_LIMITS = True needs a Redis REP_STORE (the store is {url!r}, whose "
+            "limits each process holds alone): set REP_STORE = 'redis://host:6379/0', shared by "
+            "the fleet, or remove REP_FLEET_LIMITS"
+        )
 
 
 def _check_parser_setting(settings: BaseSettings) -> None:

@@ -7,13 +7,20 @@ goes if its slot has fewer requests let through and not yet left the downloader
 (``request_left_downloader``) than the slot's concurrency, else it waits, FIFO, off
 ``Downloader.active``, and goes when a place of its slot frees (the place passes to it directly:
 no race). However many wait, the engine keeps taking other sites' requests.
+
+With a fleet's places (``fleet``: ``storage.fleet.RedisPlaces``, REP_FLEET_LIMITS) every slot's
+concurrency and delay are the fleet's: a request goes when the fleet gives it a place (its
+lease, given back when it leaves the downloader), else waits here as above; the slot's own delay
+is 0 (``fleet_limits`` moves it to the fleet), so no place sits idle in Scrapy's queue. A
+waiting slot asks the fleet again when told a place freed (``woken``), when the next start is
+due, and on the waiting room's tick (``sweep``) as a backstop.
 """
 
 from __future__ import annotations
 
 from collections import Counter, deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from twisted.internet.defer import Deferred
 
@@ -22,9 +29,25 @@ from scrapy_rep.core.stats import SLOT_WAITED, SLOT_WAITING_MAX
 if TYPE_CHECKING:
     from scrapy.http import Request
 
+    from scrapy_rep.core.clock import Clock, DelayedCall
     from scrapy_rep.crawl._events import Events
+    from scrapy_rep.storage.fleet import SlotLimits
 
-__all__ = ["SlotClosed", "Slots"]
+#: Seconds between a waiting slot's backstop asks (a wake-up message may be missed).
+_BACKSTOP = 1.0
+
+
+class Places(Protocol):
+    """A fleet's places (``storage.fleet.RedisPlaces``)."""
+
+    def take(self, slot: str, limits: SlotLimits, more: bool) -> str | float: ...
+
+    def give(self, slot: str, lease: str) -> None: ...
+
+    def leave(self, slot: str) -> None: ...
+
+
+__all__ = ["Places", "SlotClosed", "Slots"]
 
 
 class SlotClosed(Exception):
@@ -40,6 +63,9 @@ class Slots:
         mark: Callable[[Any, Request, bool], None],
         in_flight: Callable[[Request], bool],
         events: Events,
+        clock: Clock | None = None,
+        fleet: Places | None = None,
+        fleet_limits: Callable[[str, Any], SlotLimits] | None = None,
     ) -> None:
         """``slot_of``: a request's slot key and Scrapy's slot (``_compat.get_slot``),
         asked once per request; ``limit_of``: a slot's concurrency and whether Scrapy holds it
@@ -47,7 +73,9 @@ class Slots:
         ``_compat.slot_limit``); ``mark``: count a waiting request in its Scrapy slot, or no
         longer (``_compat.in_slot``); ``in_flight``: is a request still in
         ``Downloader.active`` (one let through that is not has left the downloader without
-        the signal: a middleware above the guard answered it)."""
+        the signal: a middleware above the guard answered it); ``fleet``: the fleet's places
+        (with ``fleet_limits``: a Scrapy slot's limits, its delay moved to the fleet, and
+        ``clock``), or None."""
         self._slot_of = slot_of
         self._limit_of = limit_of
         self._mark = mark
@@ -61,12 +89,26 @@ class Slots:
         self._limit: dict[str, int] = {}
         self._waiters: dict[str, deque[tuple[Request, Any, Deferred[None]]]] = {}
         self._waiting = 0
+        self._clock = clock
+        self._fleet = fleet
+        self._fleet_limits = fleet_limits
+        #: The fleet's leases of the requests let through; each fleet slot's limits, when it
+        #: was last asked, and its timer for the next start.
+        self._leases: dict[Request, str] = {}
+        self._declared: dict[str, SlotLimits] = {}
+        self._asked: dict[str, float] = {}
+        self._timers: dict[str, DelayedCall] = {}
 
     def enter(self, request: Request) -> Deferred[None] | None:
         """None: ``request`` goes now, counted in its slot until it leaves. Else a Deferred
         fired when it has its place (``SlotClosed``: the crawl closes first); meanwhile it is
         counted in its Scrapy slot's ``active`` (``mark``), as a queued request is there."""
         key, slot = self._slot_of(request)
+        if self._fleet is not None and self._fleet_limits is not None:
+            self._declared[key] = self._fleet_limits(key, slot)
+            if key not in self._waiters and self._let_through(request, key):
+                return None
+            return self._wait(request, key, slot)
         concurrency, held_by_scrapy = self._limit_of(slot)
         self._limit[key] = concurrency
         count = self._count[key]
@@ -75,6 +117,9 @@ class Slots:
             self._through[request] = key
             self._count[key] += 1
             return None
+        return self._wait(request, key, slot)
+
+    def _wait(self, request: Request, key: str, slot: Any) -> Deferred[None]:
         waiter: Deferred[None] = Deferred()
         self._waiters.setdefault(key, deque()).append((request, slot, waiter))
         # The downloader-aware queue then ranks the slot as busy, and feeds other sites.
@@ -90,6 +135,14 @@ class Slots:
         if key is None:
             return
         self._count[key] -= 1
+        if (lease := self._leases.pop(request, None)) is not None and self._fleet is not None:
+            if not self._count[key]:
+                del self._count[key]
+                if key not in self._waiters:  # kept per slot in flight, as below
+                    self._declared.pop(key, None), self._asked.pop(key, None)
+            self._fleet.give(key, lease)
+            self.woken(key)
+            return
         if not self._count[key] and key not in self._waiters:
             # Nothing of this slot here any more: kept per slot in flight, not per site seen.
             del self._count[key], self._limit[key]
@@ -105,6 +158,41 @@ class Slots:
             # come back here (its route paused meanwhile: it leaves, and its place passes on).
             waiter.callback(None)
 
+    def woken(self, key: str) -> None:
+        """A fleet place may be free in slot ``key``: its waiters, first come first served,
+        take what the fleet gives."""
+        while (waiters := self._waiters.get(key)) and self._fleet is not None:
+            if (timer := self._timers.pop(key, None)) is not None and timer.active():
+                timer.cancel()
+            request, slot, waiter = waiters[0]
+            if not self._let_through(request, key, more=len(waiters) > 1):
+                return
+            waiters.popleft()
+            if not waiters:
+                del self._waiters[key]
+            self._waiting -= 1
+            self._mark(slot, request, False)
+            waiter.callback(None)
+
+    def _let_through(self, request: Request, key: str, *, more: bool = False) -> bool:
+        """Ask the fleet for a place for ``request``: True if it has one; else a timer asks
+        again when the next start is due."""
+        assert self._fleet is not None and self._clock is not None
+        self._asked[key] = self._clock.seconds()
+        got = self._fleet.take(key, self._declared[key], more)
+        if isinstance(got, str):
+            self._through[request] = key
+            self._leases[request] = got
+            self._count[key] += 1
+            return True
+        if got > 0 and key not in self._timers:
+            self._timers[key] = self._clock.callLater(got, self._due, key)
+        return False
+
+    def _due(self, key: str) -> None:
+        self._timers.pop(key, None)
+        self.woken(key)
+
     def taken(self, pairs: list[tuple[Request, Any]]) -> list[tuple[Request, Any]]:
         """Requests taken out of their slot's queue before downloading (a pause sends them
         back): they never get ``request_left_downloader``, so their places free here."""
@@ -117,12 +205,24 @@ class Slots:
         ``request_left_downloader`` (a middleware above the guard answered them)."""
         for request in [request for request in self._through if not self._in_flight(request)]:
             self.left(request)
+        if self._fleet is not None and self._clock is not None:
+            # The backstop: a slot not asked for a second asks now (a missed wake-up).
+            now = self._clock.seconds()
+            for key in [key for key in self._waiters if now - self._asked.get(key, 0) >= _BACKSTOP]:
+                self.woken(key)
 
     def let_go(self) -> None:
         """The crawl closes: every waiting request's wait ends without a place
         (``SlotClosed``), so that the engine, which counts them in progress, can close."""
         waiters, self._waiters = self._waiters, {}
         self._waiting = 0
+        for timer in self._timers.values():
+            if timer.active():
+                timer.cancel()
+        self._timers.clear()
+        if self._fleet is not None:
+            for key in waiters:
+                self._fleet.leave(key)
         for queue in waiters.values():
             for request, slot, waiter in queue:
                 self._mark(slot, request, False)

@@ -162,10 +162,7 @@ class Verdicts:
         raise self._drops.refuse(request, why, where)
 
     def apply_crawl_delay(self, request: Request, delay: float) -> None:
-        slot = _compat.downloader_slot(self._crawler.engine, request)
-        if slot is not None and slot.delay < delay:
-            slot.delay = delay
-            _compat.unjittered(slot)
+        if _compat.raise_delay(self._crawler.engine, request, delay):
             self._events.count(CRAWL_DELAY_APPLIED)
 
     def crawl_delay_of(self, robots: RobotsTxt) -> float | None:

@@ -79,6 +79,7 @@ from scrapy_rep.crawl._tokens import settings_tokens
 from scrapy_rep.crawl._verdict import Known, Verdicts
 from scrapy_rep.crawl.guard_middleware import check_wiring, serve
 from scrapy_rep.crawl.robot_parser import RobotParser
+from scrapy_rep.storage.fleet import SlotLimits, open_places
 from scrapy_rep.storage.held import open_held
 from scrapy_rep.storage.results import RobotsStore, StoredPause
 from scrapy_rep.storage.results._open import open_configured
@@ -321,7 +322,20 @@ class RobotsTxtMiddleware:
             return Fetcher(crawler, kind, self._events, timeout=timeout, meta_keys=keys)
 
         # Each download slot's concurrency, held at the guard's last look where Scrapy does
-        # not hold it (REP_SLOT_CONCURRENCY).
+        # not hold it (REP_SLOT_CONCURRENCY); with a Redis store, with its delay, fleet-wide
+        # (REP_FLEET_LIMITS; under AutoThrottle, which sets each slot's delay, the concurrency).
+        self._fleet = (
+            open_places(
+                config.store, clock=clock, stats=crawler.stats, spider=lambda: crawler.spider
+            )
+            if config.fleet_limits
+            else None
+        )
+        spacing = not crawler.settings.getbool("AUTOTHROTTLE_ENABLED")
+
+        def fleet_limits(key: str, slot: Any) -> SlotLimits:
+            return SlotLimits(*_compat.fleet_limits(crawler.engine, key, slot, spacing))
+
         self._slots = (
             Slots(
                 slot_of=lambda request: _compat.get_slot(crawler.engine, request),
@@ -329,8 +343,11 @@ class RobotsTxtMiddleware:
                 mark=_compat.in_slot,
                 in_flight=lambda request: _compat.in_flight(crawler.engine, request),
                 events=self._events,
+                clock=clock,
+                fleet=self._fleet,
+                fleet_limits=fleet_limits,
             )
-            if config.slot_concurrency
+            if config.slot_concurrency or self._fleet is not None
             else None
         )
 
@@ -537,7 +554,12 @@ class RobotsTxtMiddleware:
         self._room.give_up()
         # pending_elsewhere: another fleet process holds requests that come here if it dies.
         # drops.pending: errbacks of dropped requests not delivered yet (the give-up above).
-        if self._drops.pending() or self._components.busy() or self._room.pending_elsewhere():
+        # slots: requests waiting for a place in their download slot are outside
+        # Downloader.active, where the engine looks (the fleet's places may all be elsewhere).
+        waiting = self._slots is not None and self._slots.busy()
+        if self._drops.pending() or self._components.busy() or waiting:
+            raise DontCloseSpider
+        if self._room.pending_elsewhere():
             raise DontCloseSpider
 
     async def _on_opened(self, spider: Spider) -> None:
@@ -556,6 +578,10 @@ class RobotsTxtMiddleware:
         # restored requests it saw in the earlier run (lost if that run was killed).
         dupefilter = _compat.dupefilter(self.crawler.engine)
         self._room.open(held, seen=getattr(dupefilter, "request_seen", None))
+        if self._fleet is not None and self._slots is not None:
+            from twisted.internet import reactor
+
+            self._fleet.start(self._slots.woken, reactor.callFromThread)
         self._dupefilter_seen = _compat.dupefilter_seen(self.crawler.engine)
         if self._config.pause:
             # The engine awaits this handler: the first request waits for the pauses the store
@@ -566,6 +592,8 @@ class RobotsTxtMiddleware:
         # Every waiting request let go (if a close request did not already: the room notices
         # one on its tick), what stays held said, then no more fetches.
         self._room.close()
+        if self._fleet is not None:
+            self._fleet.close()
         self._drops.summarize()
         closed = maybeDeferred(self._store.close)
         closed.addErrback(lambda failure: self._events.store_failed(failure.getErrorMessage()))
