@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import redis
 from _redis_server import RedisServer
+from _servers import ScriptedServer
 from scrapy.statscollectors import MemoryStatsCollector
 from scrapy.utils.test import get_crawler
 from twisted.internet import task
@@ -52,7 +53,8 @@ def test_a_slot_holds_its_concurrency_across_members_first_come_first_served(
     # Full: b and then c wait (0.0: until woken), in that order.
     assert b.take("site", TWO, more=False) == 0.0
     assert c.take("site", TWO, more=False) == 0.0
-    assert fleet_state(client, "t:", "site")[:4] == (2, 0.0, 3, 2)
+    state = fleet_state(client, "t:", "site")
+    assert (state.taken, state.next_start, state.members, state.limit) == (2, 0.0, 3, 2)
     a.give("site", first)
     # a itself asks again first: b came first.
     assert a.take("site", TWO, more=False) == 0.0
@@ -87,7 +89,8 @@ def test_a_dead_members_places_come_back_once_its_heartbeat_lapses(client: redis
     client.delete("t:fleet:alive:a")
     assert isinstance(b.take("site", TWO, more=True), str)
     assert isinstance(b.take("site", TWO, more=False), str)
-    assert fleet_state(client, "t:", "site")[:3] == (2, 0.0, 1)
+    state = fleet_state(client, "t:", "site")
+    assert (state.taken, state.next_start, state.members) == (2, 0.0, 1)
 
 
 def test_the_heartbeat_lasts_its_ttl(client: redis.Redis) -> None:
@@ -211,3 +214,24 @@ def test_fleet_limits_asked_for_without_a_redis_store_stops_the_crawl_saying_why
     # Its default, on, is simply unused with another store; off is always accepted.
     for values in ({}, {"REP_FLEET_LIMITS": False}, {"REP_STORE": "redis://127.0.0.1:1/0"}):
         assert MiddlewareSettings.from_settings(Settings({"ROBOTSTXT_OBEY": True, **values}))
+
+
+def test_scrapy_robots_shows_a_sites_fleet_state(
+    client: redis.Redis, redis_server: RedisServer, http_server: ScriptedServer, tmp_path: Path
+) -> None:
+    from test_explain import scrapy_robots
+
+    http_server.robots("User-agent: *\nAllow: /\n")
+    limits = SlotLimits(2, 1.0, 0.0)
+    a, b = member(client, "a"), member(client, "b")
+    assert isinstance(a.take("127.0.0.1", limits, more=False), str)
+    assert b.take("127.0.0.1", limits, more=False) > 0  # spaced: b waits its turn
+    shown = scrapy_robots(
+        *("-s", f"REP_STORE={redis_server.url}", "-s", "REP_STORE_PREFIX=t:"),
+        http_server.url("/page/1"),
+        cwd=tmp_path,
+    )
+    assert shown.returncode == 0, shown.stderr
+    (line,) = [line for line in shown.stdout.splitlines() if line.startswith("  fleet:")]
+    assert line.startswith("  fleet:  slot 127.0.0.1: 1 of 2 places taken, 1s apart, ")
+    assert line.endswith(", 2 process(es), 1 waiting"), line

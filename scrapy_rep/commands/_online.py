@@ -22,6 +22,7 @@ from scrapy_rep.core.explain import (
     describe_error,
     document_entry,
     explain_report,
+    fleet_entry,
     page_entry,
     pause_entry,
     with_usage,
@@ -97,6 +98,7 @@ def explain_online(
     page_results: dict[str, dict[str, Any]] = {}
     documents: dict[str, Documents] = {}
     pauses: dict[str, Any] = {}
+    fleets: dict[str, Any] = {}
     process.crawl(
         _ExplainSpider,
         urls=urls,
@@ -106,6 +108,7 @@ def explain_online(
         documents=documents,
         labels=purpose.labels,
         pauses=pauses,
+        fleets=fleets,
     )
     process.start()
     entries = []
@@ -123,6 +126,8 @@ def explain_online(
             pause = pauses.get(url)
             if pause is not None:
                 entry["pause"] = pause_entry(pause)
+            if (fleet := fleets.get(url)) is not None:
+                entry["fleet"] = fleet_entry(fleet)
         entries.append(entry)
     return entries
 
@@ -176,6 +181,7 @@ class _ExplainSpider(Spider):
         documents: dict[str, Documents] | None = None,
         labels: Sequence[str] = (),
         pauses: dict[str, Any] | None = None,
+        fleets: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -186,6 +192,7 @@ class _ExplainSpider(Spider):
         self.documents = documents if documents is not None else {}
         self.labels = labels
         self.pauses = pauses if pauses is not None else {}
+        self.fleets = fleets if fleets is not None else {}
         self._resolved = False
 
     @classmethod
@@ -265,12 +272,18 @@ class _ExplainSpider(Spider):
         pending += [
             middleware.pause_of(url).addCallback(self._store_pause, url) for url in self.urls
         ]
+        pending += [
+            middleware.fleet_of(url).addCallback(self._store_fleet, url) for url in self.urls
+        ]
         DeferredList(pending).addBoth(lambda _: self._fetch_pages()).addBoth(
             lambda _: self._finish()
         )
 
     def _store_pause(self, pause: Any, url: str) -> None:
         self.pauses[url] = pause
+
+    def _store_fleet(self, fleet: Any, url: str) -> None:
+        self.fleets[url] = fleet
 
     def _store_documents(self, found: Documents, url: str) -> None:
         self.documents[url] = found

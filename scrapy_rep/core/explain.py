@@ -56,6 +56,7 @@ __all__ = [
     "explain",
     "explain_report",
     "explain_rules",
+    "fleet_entry",
     "line_texts",
     "origin_source",
     "page_entry",
@@ -315,6 +316,20 @@ def pause_entry(pause: Any) -> dict[str, Any]:
     """The JSON-able ``pause`` of an explanation: the origin's pages said "slow down" (SPEC H),
     from the store's ``StoredPause``."""
     return {"remaining": pause.remaining, "failures": pause.failures, "reason": pause.reason}
+
+
+def fleet_entry(state: Any) -> dict[str, Any]:
+    """The JSON-able ``fleet`` of an explanation: the URL's download slot as a fleet on a Redis
+    store holds it (REP_FLEET_LIMITS), from ``storage.fleet.FleetState``."""
+    return {
+        "slot": state.slot,
+        "taken": state.taken,
+        "limit": state.limit,
+        "delay": state.delay,
+        "next_start": state.next_start,
+        "processes": state.members,
+        "waiting": state.waiting,
+    }
 
 
 def describe_error(url: str, tokens: Sequence[str], error: str) -> dict[str, Any]:

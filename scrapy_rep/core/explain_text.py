@@ -19,6 +19,7 @@ __all__ = [
     "duration",
     "format_document",
     "format_explanation",
+    "format_fleet",
     "format_page",
     "format_pause",
     "format_purpose",
@@ -48,6 +49,8 @@ def format_explanation(entries: Mapping[str, Any] | Sequence[Mapping[str, Any]])
             lines.append(f"  {document['name']}: {format_document(document)}")
         if entry.get("pause") is not None:
             lines.append(f"  pause:  {format_pause(entry['pause'])}")
+        if entry.get("fleet") is not None:
+            lines.append(f"  fleet:  {format_fleet(entry['fleet'])}")
         if _stated(entry):
             # What the sources known before fetching say: the crawl's gate decides on it.
             lines.append(f"  usage:  {format_usage(entry['usage'])}")
@@ -133,6 +136,20 @@ def format_rule(rule: Mapping[str, Any] | None) -> str:
 def describe_origin(report: Any) -> str:
     """One line on an origin's robots.txt from its ``OriginReport``: outcome, status, lifetime."""
     return format_source(origin_source(report))
+
+
+def format_fleet(fleet: Mapping[str, Any]) -> str:
+    """``slot example.com: 2 of 2 places taken, next start in 0.4s, 3 processes, 1 waiting``
+    (a fleet's download slot on a Redis store; no process declared it: none crawls it now)."""
+    if fleet["processes"] == 0:
+        return f"slot {fleet['slot']}: no process of the fleet crawls it now"
+    left = fleet["next_start"]
+    start = f"next start in {duration(left)}" if left > 0 else "may start now"
+    spaced = f", {duration(fleet['delay'])} apart" if fleet["delay"] > 0 else ""
+    return (
+        f"slot {fleet['slot']}: {fleet['taken']} of {fleet['limit']} places taken{spaced}, "
+        f"{start}, {fleet['processes']} process(es), {fleet['waiting']} waiting"
+    )
 
 
 def format_pause(pause: Mapping[str, Any]) -> str:

@@ -50,6 +50,7 @@ __all__ = [
     "rejoin_active",
     "scrape_failure",
     "send_robots_parsed",
+    "slot_key",
     "slot_limit",
     "take_queued",
     "wake",
@@ -153,9 +154,9 @@ def close_spider(engine: Any, spider: Any, reason: str) -> None:
         engine.close_spider(spider, reason)
 
 
-def _slot_key(engine: Any, request: Request) -> str:
-    # Scrapy >= 2.12: the public ``get_slot_key(request)``; 2.11: ``_get_slot_key(request,
-    # spider)``.
+def slot_key(engine: Any, request: Request) -> str:
+    """``request``'s download slot key, without making the slot: Scrapy >= 2.12 has the public
+    ``get_slot_key(request)``, Scrapy 2.11 the private ``_get_slot_key(request, spider)``."""
     downloader = engine.downloader
     if hasattr(downloader, "get_slot_key"):
         return downloader.get_slot_key(request)  # type: ignore[no-any-return]
@@ -244,9 +245,9 @@ def raise_delay(engine: Any, request: Request, delay: float) -> bool:
     would undercut): its delay the longer of the two, exact. Where the fleet holds it
     (``fleet_limits``), the fleet's. Returns whether it changed; False for a request with no
     slot yet. Every version keeps slots in ``Downloader.slots`` by key, each with a ``delay``;
-    ``_slot_key`` and ``_unjittered`` say how each version finds the key and drops the
+    ``slot_key`` and ``_unjittered`` say how each version finds the key and drops the
     jitter."""
-    key = _slot_key(engine, request)
+    key = slot_key(engine, request)
     slot = engine.downloader.slots.get(key)
     if slot is None:
         return False

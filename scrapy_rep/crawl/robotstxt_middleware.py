@@ -79,7 +79,7 @@ from scrapy_rep.crawl._tokens import settings_tokens
 from scrapy_rep.crawl._verdict import Known, Verdicts
 from scrapy_rep.crawl.guard_middleware import check_wiring, serve
 from scrapy_rep.crawl.robot_parser import RobotParser
-from scrapy_rep.storage.fleet import SlotLimits, open_places
+from scrapy_rep.storage.fleet import FleetState, SlotLimits, open_places
 from scrapy_rep.storage.held import open_held
 from scrapy_rep.storage.results import RobotsStore, StoredPause
 from scrapy_rep.storage.results._open import open_configured
@@ -531,6 +531,14 @@ class RobotsTxtMiddleware:
             return succeed(None)
         pauses = maybeDeferred(self._store.pauses).addCallback(lambda read: read[1].get(origin))
         return pauses.addErrback(lambda failure: None)
+
+    def fleet_of(self, url: str) -> Deferred[FleetState | None]:
+        """The fleet's state of ``url``'s download slot (REP_FLEET_LIMITS; the explain
+        command), or None: no fleet limits, or Redis cannot say."""
+        if self._fleet is None or url_origin(url) is None:
+            return succeed(None)
+        key = _compat.slot_key(self.crawler.engine, Request(url))
+        return maybeDeferred(self._fleet.state, key).addErrback(lambda failure: None)
 
     def judged(self, request: Request) -> tuple[OriginState[RobotsTxt], Known] | None:
         """For the page level: the states ``request`` was let go with in this process (robots.txt's

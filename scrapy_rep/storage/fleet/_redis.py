@@ -67,8 +67,11 @@ class SlotLimits(NamedTuple):
 
 
 class FleetState(NamedTuple):
-    """A slot as the fleet sees it (``scrapy robots``)."""
+    """A slot as the fleet sees it (``scrapy robots``): places taken by live processes, the
+    lowest concurrency and longest delay they declare, seconds to the next start, how many
+    declare it, how many wait."""
 
+    slot: str
     taken: int
     next_start: float
     members: int
@@ -264,6 +267,10 @@ class RedisPlaces:
         except Exception as exc:  # its heartbeat keeps it queued: others wait for the backstop
             self._failed(exc)
 
+    def state(self, slot: str) -> FleetState:
+        """``slot`` as the fleet sees it now (raises what the Redis client raises)."""
+        return fleet_state(self._client, self._base[: -len("fleet:")], slot)
+
     # -- Redis away -----------------------------------------------------------
 
     def _take_alone(self, slot: str, limits: SlotLimits, lease: str) -> str | float:
@@ -310,7 +317,7 @@ def fleet_state(client: redis.Redis, prefix: str, slot: str) -> FleetState:
     """``slot`` as the fleet sees it now (raises what the Redis client raises)."""
     reply = client.register_script(STATE)(args=[f"{prefix}fleet:", slot, ""])
     taken, wait_ms, members, limit, delay_ms, waiting = (int(value) for value in reply)
-    return FleetState(taken, wait_ms / 1000, members, limit, delay_ms / 1000, waiting)
+    return FleetState(slot, taken, wait_ms / 1000, members, limit, delay_ms / 1000, waiting)
 
 
 def open_places(
