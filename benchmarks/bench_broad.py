@@ -25,8 +25,9 @@ disallows, some only to other crawlers); each page links back home.
 Variants: ``ROBOTSTXT_OBEY = False``, Scrapy's built-in middleware (Protego), scrapy-rep (the
 add-on, memory store, ``REP_HOLD_TIMEOUT = --hold-timeout`` so requests held for failing sites
 are dropped and the crawl ends). Optional: ``scrapy_rep sqlite`` (a fresh SQLite store per
-crawl) and, with ``--old SRC``, ``scrapy_rep (old)`` (the add-on of the ``scrapy_rep`` found in
-SRC, a checkout of an earlier commit) and ``scrapy_rep unlimited`` (``REP_SLOT_CONCURRENCY =
+crawl), ``scrapy_rep redis`` (a throw-away redis-server per crawl: results, held requests and
+the fleet's places in Redis, one process) and, with ``--old SRC``, ``scrapy_rep (old)`` (the
+add-on of the ``scrapy_rep`` found in SRC, a checkout of an earlier commit) and ``scrapy_rep unlimited`` (``REP_SLOT_CONCURRENCY =
 False``: what holding each slot's concurrency costs). Each crawl runs in its own process
 (``_broad_crawl.py``); every round runs each (size, variant) once, sizes and variants
 interleaved, the variants' order rotated from round to round. Measures, per crawl:
@@ -78,6 +79,9 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from bench_crawl import free_port, server_process
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from _redis_server import RedisServer
 
 ROOT = Path(__file__).resolve().parent.parent
 HERE = ROOT / "benchmarks"
@@ -147,6 +151,8 @@ class Variant:
     name: str
     settings: dict[str, Any]
     sqlite: bool = False
+    #: A throw-away redis-server as REP_STORE (the fleet's places, one process).
+    redis: bool = False
     #: Where the scrapy_rep package it runs comes from (None: this checkout).
     source: Path | None = None
 
@@ -345,6 +351,9 @@ def variants(
         table.append(Variant("scrapy_rep unlimited", {**ours, "REP_SLOT_CONCURRENCY": False}))
     if "scrapy_rep sqlite" in only:
         table.append(Variant("scrapy_rep sqlite", ours, sqlite=True))
+    if "scrapy_rep redis" in only:
+        # What a Redis store costs one process: results, held requests, the fleet's places.
+        table.append(Variant("scrapy_rep redis", ours, redis=True))
     if old is not None:
         table.append(Variant("scrapy_rep (old)", ours, source=old.resolve()))
     # Scrapy's built-in is what every ratio is to; ROBOTSTXT_OBEY=False only when asked for (or
@@ -371,15 +380,19 @@ def run_variant(
         if variant.sqlite:
             # A fresh file per crawl: a warm store would skip the robots.txt fetches.
             settings["REP_STORE"] = f"sqlite:///{tmp}/robots.sqlite3"
-        data = crawl(
-            served.sites,
-            settings,
-            timeout,
-            Path(tmp),
-            variant.source,
-            promoted=promoted,
-            gc_threshold=gc_threshold,
-        )
+        with contextlib.ExitStack() as stack:
+            if variant.redis:
+                server = stack.enter_context(RedisServer.start(Path(tmp) / "redis"))
+                settings["REP_STORE"] = server.url
+            data = crawl(
+                served.sites,
+                settings,
+                timeout,
+                Path(tmp),
+                variant.source,
+                promoted=promoted,
+                gc_threshold=gc_threshold,
+            )
     received = served.received()
     return Run(data, received) if isinstance(data, dict) else Run({}, received, data)
 
