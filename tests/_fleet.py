@@ -4,7 +4,8 @@
     fleet = Fleet(tmp_path, redis_server.url, readme_block(), {"MAX_IDLE_TIME_BEFORE_CLOSE": 3})
     fleet.seed(site.seeds())                 # LPUSH into the spider's redis_key
     members = fleet.start(3)                 # 3 x `python -m scrapy crawl fleet`, User-Agent
-                                             # fleet-member-N (fleet.member_of(seen))
+                                             # fleet-member-N (fleet.member_of(seen));
+                                             # own_queue=True: member N reads own_key(N)
     members[0].kill9()                       # SIGKILL, like an OOM kill
     results = fleet.wait(timeout=120)        # FleetResult per member that exited by itself
     site.fetched(), site.robots_fetches(), site.refetched(), site.lost()      # server-side counts
@@ -79,6 +80,11 @@ _HARNESS_SETTINGS: dict[str, Any] = {
     "DOWNLOAD_TIMEOUT": 15,
     "REQUEST_FINGERPRINTER_IMPLEMENTATION": "2.7",  # silences Scrapy 2.11's warning
 }
+
+
+def own_key(member: int) -> str:
+    """The start URLs key of member ``member`` started with ``own_queue``."""
+    return f"{START_KEY}:{member}"
 
 
 def _pythonpath(project: Path) -> str:
@@ -162,19 +168,24 @@ class Fleet:
         )
         self.project = project
 
-    def seed(self, urls: Iterable[str]) -> None:
+    def seed(self, urls: Iterable[str], key: str = START_KEY) -> None:
         import redis
 
         client = redis.Redis.from_url(self.redis_url)
         try:
-            client.rpush(START_KEY, *urls)
+            client.rpush(key, *urls)
         finally:
             client.close()
 
-    def start(self, count: int) -> list[Member]:
+    def start(self, count: int, own_queue: bool = False) -> list[Member]:
+        """``own_queue``: each member reads its start URLs from ``own_key(n)`` and keeps its
+        requests in a queue of its own (the dupefilter stays shared): members share the sites,
+        not the work."""
         started = []
         for _ in range(count):
-            name = f"fleet-member-{len(self.members)}"
+            n = len(self.members)
+            name = f"fleet-member-{n}"
+            own = ["-a", f"redis_key={own_key(n)}", "-s", f"SCHEDULER_QUEUE_KEY=fleet:requests:{n}"]
             directory = self.root / name
             directory.mkdir()
             with (directory / "crawl.log").open("wb") as log:
@@ -189,6 +200,7 @@ class Fleet:
                         f"FLEET_RESULT={directory / 'result.json'}",
                         "-s",
                         f"USER_AGENT={name}",
+                        *(own if own_queue else []),
                     ],
                     stdout=log,
                     stderr=subprocess.STDOUT,

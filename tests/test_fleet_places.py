@@ -189,6 +189,12 @@ def test_redis_away_each_member_takes_its_share_alone_then_registers_its_places(
     # Back: the place taken alone is the fleet's.
     assert client.hgetall("t:fleet:places:site") == {second.encode(): b"a"}
     assert "answers again" in caplog.text
+    # Until the others have had their try at Redis, a keeps to its share (1 place)...
+    assert a.take("site", limits, more=False) == 1.0
+    # ...then the fleet's limit is Redis's again: 4 places, the 1 s spacing on Redis's clock.
+    clock.advance(5 + 2.5)
+    assert isinstance(a.take("site", limits, more=False), str)
+    assert len(client.hgetall("t:fleet:places:site")) == 2
 
 
 def test_open_places_only_for_a_redis_store(redis_server: RedisServer) -> None:

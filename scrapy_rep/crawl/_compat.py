@@ -243,14 +243,11 @@ def raise_delay(engine: Any, request: Request, delay: float) -> bool:
     """Make the shortest gap of ``request``'s download slot at least ``delay`` (a Crawl-delay:
     the least time between requests, which Scrapy's jitter, 0.5 to 1.5 times DOWNLOAD_DELAY,
     would undercut): its delay the longer of the two, exact. Where the fleet holds it
-    (``fleet_limits``), the fleet's. Returns whether it changed; False for a request with no
-    slot yet. Every version keeps slots in ``Downloader.slots`` by key, each with a ``delay``;
-    ``slot_key`` and ``_unjittered`` say how each version finds the key and drops the
-    jitter."""
-    key = slot_key(engine, request)
-    slot = engine.downloader.slots.get(key)
-    if slot is None:
-        return False
+    (``fleet_limits``), the fleet's. Returns whether it changed. Every version's ``Slot`` has
+    a ``delay``; ``get_slot`` and ``_unjittered`` say how each version finds (or makes) the
+    slot and drops the jitter."""
+    # Made now if new: the request's first download must be spaced too.
+    key, slot = get_slot(engine, request)
     entry = _MOVED.get(engine.downloader, {}).get(key)
     if entry is not None and entry[0] is slot:
         _, held, jitter = entry

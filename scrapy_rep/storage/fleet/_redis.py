@@ -119,6 +119,7 @@ class RedisPlaces:
         self._local_next: dict[str, float] = {}
         self._down_until = 0.0
         self._reregister = False
+        self._grace_until = 0.0
         self._outage = Outage(
             stats=stats,
             logger=logger,
@@ -213,8 +214,20 @@ class RedisPlaces:
         wait in the slot after this one (it keeps its turn in the queue)."""
         self._seq += 1
         lease = f"{self.member}:{self._seq}"
-        if self._clock.seconds() >= self._down_until:
+        now = self._clock.seconds()
+        if now >= self._down_until:
             try:
+                if self._reregister:
+                    # Back from an outage (or a lapsed heartbeat): the places this member holds
+                    # are the fleet's again before it asks for another.
+                    self._register_held()
+                self._answered()
+                if now < self._grace_until and len(self._held.get(slot, ())) >= self._share(
+                    slot, limits
+                ):
+                    # Others may still go alone, or not have registered theirs yet: this one
+                    # keeps to its share meanwhile.
+                    return 1.0
                 reply = self._take(
                     args=[
                         self._base,
@@ -232,10 +245,12 @@ class RedisPlaces:
                 self._failed(exc)
             else:
                 taken, wait_ms, members = (int(value) for value in reply)
+                if now < self._grace_until:
+                    # A Redis that restarted has forgotten the others until they beat again.
+                    members = max(members, self._members.get(slot, self._fleet_size))
                 self._members[slot] = self._fleet_size = members
                 if taken:
                     self._held.setdefault(slot, set()).add(lease)
-                self._answered()
                 return lease if taken else wait_ms / 1000
         return self._take_alone(slot, limits, lease)
 
@@ -280,7 +295,7 @@ class RedisPlaces:
         held = self._held.setdefault(slot, set())
         now = self._clock.seconds()
         start = self._local_next.get(slot, 0.0)
-        if len(held) >= max(1, limits.concurrency // share):
+        if len(held) >= self._share(slot, limits):
             return 1.0  # asked again on the next tick, or when a place of its own frees
         if start > now:
             return start - now
@@ -290,6 +305,9 @@ class RedisPlaces:
         if self._stats is not None:
             self._stats.inc_value(SLOT_FLEET_LOCAL)
         return lease
+
+    def _share(self, slot: str, limits: SlotLimits) -> int:
+        return max(1, limits.concurrency // (self._members.get(slot, self._fleet_size) or 1))
 
     def _register_held(self) -> None:
         for slot in sorted(set(self._held) | set(self._members)):
@@ -303,12 +321,9 @@ class RedisPlaces:
 
     def _answered(self) -> None:
         if self._outage.down:
-            # Back: the places taken alone become the fleet's before any new one is taken.
-            try:
-                self._register_held()
-            except Exception as exc:  # redis.RedisError, OSError
-                self._failed(exc)
-                return
+            # Back, its own places registered (``take``, ``beat``): the others go alone until
+            # their next try, at most a retry interval and a beat from now.
+            self._grace_until = self._clock.seconds() + self._retry_interval + self._ttl_ms / 4000
             self._local_next.clear()
         self._outage.answered()
 
