@@ -261,7 +261,9 @@ class RedisPlaces:
             return
         held.discard(lease)
         if not held:
+            # Kept per slot in use, not per slot ever crawled (a broad crawl's millions).
             del self._held[slot]
+            self._members.pop(slot, None)
         if self._clock.seconds() < self._down_until:
             self._reregister = True
             return
