@@ -5,10 +5,12 @@ from __future__ import annotations
 import importlib.util
 import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 import scrapy
+from _redis_server import RedisServer
 from _servers import FtpServer, ScriptedServer, closed_port
 from packaging.version import Version
 
@@ -43,6 +45,13 @@ def server_factory() -> Iterator[Callable[..., ScriptedServer]]:
     yield start
     for server in servers:
         server.close()
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    """A real redis-server of the test's own, on a free 127.0.0.1 port (tests/_redis_server.py)."""
+    with RedisServer.start(tmp_path / "redis") as server:
+        yield server
 
 
 @pytest.fixture

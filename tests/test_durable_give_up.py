@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import signal
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import pytest
 from _crawl import run_crawl
 from _fleet import Fleet, Site, readme_block
 from _redis_server import RedisServer
@@ -151,12 +150,6 @@ def test_without_jobdir_a_given_up_origin_is_dropped_with_the_reason_as_fast_as_
         "times in a row (HTTP 503)" in result.log
     )
     assert "set JOBDIR, or a Redis REP_STORE, to keep such requests" in result.log
-
-
-@pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
-    with RedisServer.start(tmp_path / "redis") as server:
-        yield server
 
 
 def test_a_fleet_whose_only_site_fails_ends_and_its_next_run_fetches_every_page(

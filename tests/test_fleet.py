@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
 import redis
 from _fleet import RULES, START_KEY, Fleet, Site, readme_block
 from _redis_server import RedisServer
@@ -25,12 +24,6 @@ FAST = {
     # subject, so a timeout no loaded machine reaches.
     "REP_STORE_TIMEOUT": 10,
 }
-
-
-@pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
-    with RedisServer.start(tmp_path / "redis") as server:
-        yield server
 
 
 def fleet_for(tmp_path: Path, redis_server: RedisServer, **extra: Any) -> Fleet:

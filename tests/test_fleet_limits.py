@@ -8,23 +8,16 @@ import itertools
 import statistics
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
 from _fleet import Fleet, own_key, readme_block
 from _redis_server import RedisServer
 from _servers import Reply, ScriptedServer, Seen, html_page
 
 #: Each page takes this long to answer, server-side.
 PAGE_TIME = 0.1
-
-
-@pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
-    with RedisServer.start(tmp_path / "redis") as server:
-        yield server
 
 
 def fleet_for(tmp_path: Path, redis_url: str, store_url: str | None = None, **extra: Any) -> Fleet:

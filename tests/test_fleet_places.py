@@ -26,12 +26,6 @@ TWO = SlotLimits(2, 0.0, 0.0)
 
 
 @pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
-    with RedisServer.start(tmp_path / "redis") as server:
-        yield server
-
-
-@pytest.fixture
 def client(redis_server: RedisServer) -> Iterator[redis.Redis]:
     made = redis_client(redis_server.url, timeout=2, connections=2)
     yield made

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,12 +22,6 @@ from scrapy_rep.storage.options import StoreOptions
 
 A, B = "http://a.test", "https://b.test:8443"
 PREFIX = "p:"
-
-
-@pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
-    with RedisServer.start(tmp_path / "redis") as server:
-        yield server
 
 
 @pytest.fixture

@@ -8,12 +8,11 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import pytest
 import redis
 from _crawl import BASE_SETTINGS, MAIN, TESTS_DIR, CrawlResult, Start, run_crawl
 from _redis_server import RedisServer
@@ -22,12 +21,6 @@ from test_middleware_basic import settings as middleware_settings
 
 RULES = "User-agent: *\nDisallow: /page/private\n"
 ALLOWED = ("/page/a", "/page/b")
-
-
-@pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
-    with RedisServer.start(tmp_path / "redis") as server:
-        yield server
 
 
 def settings(redis_server: RedisServer, **extra: Any) -> dict[str, Any]:

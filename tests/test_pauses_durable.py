@@ -7,12 +7,11 @@ import json
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import pytest
 from _crawl import CrawlResult, Interrupt, run_crawl
 from _redis_server import RedisServer
 from _servers import Reply, ScriptedServer, Seen
@@ -21,12 +20,6 @@ from test_explain import scrapy_robots
 ADDON = {"ADDONS": {"scrapy_rep.Addon": 0}, "ROBOTSTXT_OBEY": True}
 HOSTS = {"a.test": "127.0.0.1", "b.test": "127.0.0.1"}
 PAGES = 20
-
-
-@pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
-    with RedisServer.start(tmp_path / "redis") as server:
-        yield server
 
 
 def _site(server: ScriptedServer) -> ScriptedServer:

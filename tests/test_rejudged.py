@@ -20,11 +20,9 @@ from __future__ import annotations
 import pickle
 import threading
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import cast
 
-import pytest
 import redis
 from _crawl import Interrupt, run_crawl
 from _fleet import Fleet, Member, readme_block
@@ -101,12 +99,6 @@ FLEET_PAGES = [f"/page/{i}" for i in range(1, 11)]
 CONTROL = "/private/linked"
 COPIED = "/private/copied"
 QUEUE = "fleet:requests"  # scrapy-redis's SCHEDULER_QUEUE_KEY, "%(spider)s:requests"
-
-
-@pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
-    with RedisServer.start(tmp_path / "redis") as server:
-        yield server
 
 
 def _pages_of(server: ScriptedServer, member: Member | None = None) -> list[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
@@ -85,12 +85,6 @@ def test_it_is_retried_with_backoff_after_a_503(http_server: ScriptedServer) -> 
     assert site.count("/page/hidden/a") == 1 and site.count("/page/hidden/b") == 1
     assert site.count("/page/hidden/c") == 0
     assert result.stat("robotstxt/usage_forbidden/search") == 1
-
-
-@pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
-    with RedisServer.start(tmp_path / "redis") as server:
-        yield server
 
 
 def test_a_fleet_fetches_it_and_tdmrep_json_once_per_origin(
