@@ -26,8 +26,9 @@ Variants: ``ROBOTSTXT_OBEY = False``, Scrapy's built-in middleware (Protego), sc
 add-on, memory store, ``REP_HOLD_TIMEOUT = --hold-timeout`` so requests held for failing sites
 are dropped and the crawl ends). Optional: ``scrapy_rep sqlite`` (a fresh SQLite store per
 crawl), ``scrapy_rep redis`` (a throw-away redis-server per crawl: results, held requests and
-the fleet's places in Redis, one process) and, with ``--old SRC``, ``scrapy_rep (old)`` (the
-add-on of the ``scrapy_rep`` found in SRC, a checkout of an earlier commit) and ``scrapy_rep unlimited`` (``REP_SLOT_CONCURRENCY =
+the fleet's places in Redis, one process; ``scrapy_rep redis, no fleet limits`` without the
+places) and, with ``--old SRC``, ``scrapy_rep (old)`` (the add-on of the ``scrapy_rep`` found in
+SRC, a checkout of an earlier commit) and ``scrapy_rep unlimited`` (``REP_SLOT_CONCURRENCY =
 False``: what holding each slot's concurrency costs). Each crawl runs in its own process
 (``_broad_crawl.py``); every round runs each (size, variant) once, sizes and variants
 interleaved, the variants' order rotated from round to round. Measures, per crawl:
@@ -354,6 +355,10 @@ def variants(
     if "scrapy_rep redis" in only:
         # What a Redis store costs one process: results, held requests, the fleet's places.
         table.append(Variant("scrapy_rep redis", ours, redis=True))
+    if "scrapy_rep redis, no fleet limits" in only:
+        # The same without the fleet's places: what holding each slot in Redis costs.
+        off = {**ours, "REP_FLEET_LIMITS": False}
+        table.append(Variant("scrapy_rep redis, no fleet limits", off, redis=True))
     if old is not None:
         table.append(Variant("scrapy_rep (old)", ours, source=old.resolve()))
     # Scrapy's built-in is what every ratio is to; ROBOTSTXT_OBEY=False only when asked for (or

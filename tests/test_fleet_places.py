@@ -58,6 +58,23 @@ def test_a_slot_holds_its_concurrency_across_members_first_come_first_served(
     assert isinstance(c.take("site", TWO, more=False), str)
 
 
+def test_a_place_given_back_and_the_next_taken_in_one_call_keeps_the_queue_order(
+    client: redis.Redis,
+) -> None:
+    one = SlotLimits(1, 0.0, 0.0)
+    a, b = member(client, "a"), member(client, "b")
+    first = a.take("site", one, more=False)
+    assert isinstance(first, str)
+    second = a.take("site", one, more=False, release=first)
+    assert isinstance(second, str)
+    assert client.hgetall("t:fleet:places:site") == {second.encode(): b"a"}
+    # b waits first: a's next hand-over gives the place back, and a waits behind b.
+    assert b.take("site", one, more=False) == 0.0
+    assert a.take("site", one, more=False, release=second) == 0.0
+    assert client.hgetall("t:fleet:places:site") == {}
+    assert isinstance(b.take("site", one, more=False), str)
+
+
 def test_the_lowest_concurrency_a_live_member_declares_holds(client: redis.Redis) -> None:
     a, b = member(client, "a"), member(client, "b")
     assert isinstance(a.take("site", SlotLimits(5, 0, 0), more=False), str)

@@ -40,7 +40,9 @@ _BACKSTOP = 1.0
 class Places(Protocol):
     """A fleet's places (``storage.fleet.RedisPlaces``)."""
 
-    def take(self, slot: str, limits: SlotLimits, more: bool) -> str | float: ...
+    def take(
+        self, slot: str, limits: SlotLimits, more: bool, release: str | None = None
+    ) -> str | float: ...
 
     def give(self, slot: str, lease: str) -> None: ...
 
@@ -140,8 +142,8 @@ class Slots:
                 del self._count[key]
                 if key not in self._waiters:  # kept per slot in flight, as below
                     self._declared.pop(key, None), self._asked.pop(key, None)
-            self._fleet.give(key, lease)
-            self.woken(key)
+            # Given back, and the slot's next waiter asks, in one call.
+            self.woken(key, release=lease)
             return
         if not self._count[key] and key not in self._waiters:
             # Nothing of this slot here any more: kept per slot in flight, not per site seen.
@@ -158,14 +160,16 @@ class Slots:
             # come back here (its route paused meanwhile: it leaves, and its place passes on).
             waiter.callback(None)
 
-    def woken(self, key: str) -> None:
+    def woken(self, key: str, release: str | None = None) -> None:
         """A fleet place may be free in slot ``key``: its waiters, first come first served,
-        take what the fleet gives."""
+        take what the fleet gives. ``release``: a lease of the slot given back first."""
         while (waiters := self._waiters.get(key)) and self._fleet is not None:
             if (timer := self._timers.pop(key, None)) is not None and timer.active():
                 timer.cancel()
             request, slot, waiter = waiters[0]
-            if not self._let_through(request, key, more=len(waiters) > 1):
+            taken = self._let_through(request, key, more=len(waiters) > 1, release=release)
+            release = None
+            if not taken:
                 return
             waiters.popleft()
             if not waiters:
@@ -173,13 +177,17 @@ class Slots:
             self._waiting -= 1
             self._mark(slot, request, False)
             waiter.callback(None)
+        if release is not None and self._fleet is not None:
+            self._fleet.give(key, release)
 
-    def _let_through(self, request: Request, key: str, *, more: bool = False) -> bool:
-        """Ask the fleet for a place for ``request``: True if it has one; else a timer asks
-        again when the next start is due."""
+    def _let_through(
+        self, request: Request, key: str, *, more: bool = False, release: str | None = None
+    ) -> bool:
+        """Ask the fleet for a place for ``request`` (``release`` given back first): True if
+        it has one; else a timer asks again when the next start is due."""
         assert self._fleet is not None and self._clock is not None
         self._asked[key] = self._clock.seconds()
-        got = self._fleet.take(key, self._declared[key], more)
+        got = self._fleet.take(key, self._declared[key], more, release)
         if isinstance(got, str):
             self._through[request] = key
             self._leases[request] = got

@@ -208,13 +208,17 @@ class RedisPlaces:
 
     # -- places ---------------------------------------------------------------
 
-    def take(self, slot: str, limits: SlotLimits, more: bool) -> str | float:
+    def take(
+        self, slot: str, limits: SlotLimits, more: bool, release: str | None = None
+    ) -> str | float:
         """A place in ``slot`` now (its lease), or how many seconds until this member may ask
         again (0.0: until ``on_free`` names the slot). ``more``: other requests of this member
-        wait in the slot after this one (it keeps its turn in the queue)."""
+        wait in the slot after this one (it keeps its turn in the queue). ``release``: a lease
+        of this member's in the slot to give back first, in the same call."""
         self._seq += 1
         lease = f"{self.member}:{self._seq}"
         now = self._clock.seconds()
+        given = [] if release is None or not self._drop_lease(slot, release) else [release]
         if now >= self._down_until:
             try:
                 if self._reregister:
@@ -227,6 +231,8 @@ class RedisPlaces:
                 ):
                     # Others may still go alone, or not have registered theirs yet: this one
                     # keeps to its share meanwhile.
+                    if given:
+                        self._release(args=[self._base, slot, self.member, *given])
                     return 1.0
                 reply = self._take(
                     args=[
@@ -239,6 +245,7 @@ class RedisPlaces:
                         repr(limits.jitter),
                         repr(self._draw()),
                         int(more),
+                        *given,
                     ]
                 )
             except Exception as exc:  # redis.RedisError, OSError: this process decides alone
@@ -252,18 +259,14 @@ class RedisPlaces:
                 if taken:
                     self._held.setdefault(slot, set()).add(lease)
                 return lease if taken else wait_ms / 1000
+        if given:
+            self._reregister = True  # Redis was not told: registered again when it answers
         return self._take_alone(slot, limits, lease)
 
     def give(self, slot: str, lease: str) -> None:
         """Give the place ``lease`` in ``slot`` back (a member waiting there is woken)."""
-        held = self._held.get(slot)
-        if held is None or lease not in held:
+        if not self._drop_lease(slot, lease):
             return
-        held.discard(lease)
-        if not held:
-            # Kept per slot in use, not per slot ever crawled (a broad crawl's millions).
-            del self._held[slot]
-            self._members.pop(slot, None)
         if self._clock.seconds() < self._down_until:
             self._reregister = True
             return
@@ -272,6 +275,18 @@ class RedisPlaces:
         except Exception as exc:  # registered again, without it, when Redis answers
             self._failed(exc)
             self._reregister = True
+
+    def _drop_lease(self, slot: str, lease: str) -> bool:
+        """Forget ``lease`` here (False: not this member's); Redis is told by the caller."""
+        held = self._held.get(slot)
+        if held is None or lease not in held:
+            return False
+        held.discard(lease)
+        if not held:
+            # Kept per slot in use, not per slot ever crawled (a broad crawl's millions).
+            del self._held[slot]
+            self._members.pop(slot, None)
+        return True
 
     def leave(self, slot: str) -> None:
         """Nothing of this member waits in ``slot`` any more: out of its queue."""

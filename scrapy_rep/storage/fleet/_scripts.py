@@ -23,14 +23,29 @@ end
 local function keep(key)
   redis.call('PEXPIRE', key, 86400000)
 end
+-- Wake the members waiting in the slot, if any but this one (it asks again by itself).
+local function wake()
+  for _, member in ipairs(redis.call('LRANGE', queue, 0, -1)) do
+    if member ~= me then
+      redis.call('PUBLISH', base .. 'wake', slot)
+      return
+    end
+  end
+end
 """
 
 # ARGV: base, slot, me, lease, concurrency, delay ms, jitter, draw in [0, 1), more (1: this
-# member still has requests waiting after this one).
+# member still has requests waiting after this one), and optionally a lease of this member's
+# to give back first (a request left and the next of its requests waits: one round trip).
 # Returns {taken (1/0), ms until the next start may be (0: wait to be woken), live members}.
 TAKE = (
     _LIVE
     + """
+local released = false
+if ARGV[10] and redis.call('HGET', places, ARGV[10]) == me then
+  redis.call('HDEL', places, ARGV[10])
+  released = true
+end
 redis.call('HSET', decl, me, ARGV[5] .. ' ' .. ARGV[6] .. ' ' .. ARGV[7])
 keep(decl)
 -- The slot's limit is the lowest concurrency a live member declares; its spacing the longest
@@ -71,6 +86,8 @@ if count < limit and start > now then wait = start - now end
 if count >= limit or wait > 0 or (head ~= nil and head ~= me) then
   if not queued then redis.call('RPUSH', queue, me) end
   keep(queue)
+  -- The place given back is another member's turn.
+  if released then wake() end
   return {0, wait, members}
 end
 redis.call('HSET', places, ARGV[4], me)
@@ -80,11 +97,8 @@ if ARGV[9] == '1' then redis.call('RPUSH', queue, me) end
 -- Scrapy's randomisation: the delay times 1 +/- jitter (uniform), never below 0.
 local gap = math.floor(math.max(0, delay * (1 + jitter * (2 * tonumber(ARGV[8]) - 1))))
 if gap > 0 then redis.call('SET', gate, now + gap, 'PX', gap + 1000) end
-if redis.call('LLEN', queue) > 0 then
-  keep(queue)
-  -- Another member may go next (a place is left, or it waits for the next start).
-  redis.call('PUBLISH', base .. 'wake', slot)
-end
+-- Another member may go next (a place is left, or it waits for the next start).
+wake()
 return {1, 0, members}
 """
 )
@@ -94,7 +108,7 @@ RELEASE = (
     _LIVE
     + """
 if redis.call('HGET', places, ARGV[4]) == me then redis.call('HDEL', places, ARGV[4]) end
-if redis.call('LLEN', queue) > 0 then redis.call('PUBLISH', base .. 'wake', slot) end
+wake()
 return 0
 """
 )
@@ -130,7 +144,7 @@ if ARGV[4] == '1' then
     if held[i + 1] == me then redis.call('HDEL', places, held[i]) end
   end
 end
-if redis.call('LLEN', queue) > 0 then redis.call('PUBLISH', base .. 'wake', slot) end
+wake()
 return 0
 """
 )
