@@ -7,7 +7,9 @@ binds.
 README's scrapy-redis block, REP_STORE on the same throw-away redis-server, so each download
 slot's limits are the fleet's), over ``--sites`` sites on one local server, each its own host
 name (``siteN.test``, mapped to 127.0.0.1: Scrapy's slot key is the host name), every page
-answered after ``--page-time`` seconds. Scenarios, each on a fresh redis-server:
+answered after ``--page-time`` seconds; each process gets its share of the pages (round robin)
+in a queue of its own, so that the rates are the limits' and not how scrapy-redis's one queue
+spread the pages. Scenarios, each on a fresh redis-server:
 
 - ``free, 1`` and ``free, 3``: limits that do not bind (CONCURRENT_REQUESTS 16 per process,
   CONCURRENT_REQUESTS_PER_DOMAIN 8, each site's pages few at a time): pages per second;
@@ -33,7 +35,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from _fleet import Fleet, readme_block  # noqa: E402
+from _fleet import Fleet, own_key, readme_block  # noqa: E402
 from _redis_server import RedisServer  # noqa: E402
 from _servers import Reply, ScriptedServer, html_page  # noqa: E402
 
@@ -98,9 +100,12 @@ def run(name: str, args: argparse.Namespace, processes: int, binding: bool) -> d
                 }
             }
         fleet = Fleet(Path(tmp), redis_.url, readme_block(), overrides)
-        fleet.seed(urls)
+        # Each process its own share of the pages, in a queue of its own: the rates are the
+        # limits', not how scrapy-redis's one queue happened to spread the pages.
+        for n in range(processes):
+            fleet.seed(urls[n::processes], key=own_key(n))
         before = commands(redis_.url)
-        fleet.start(processes)
+        fleet.start(processes, own_queue=True)
         results = fleet.wait(timeout=600)
         after = commands(redis_.url)
         server.close()
