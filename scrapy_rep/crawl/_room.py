@@ -353,10 +353,13 @@ class Room(_InPlace):
             self._events.holding(state, self.waiting(origin))
 
     def busy(self) -> bool:
+        """Does anything wait here: a held request, one in place, one for a slot's place (all
+        outside ``Downloader.active``, where the engine looks for work in progress)?"""
         if self._closed:
             return False
         held = len(self._place) or self._pending or self._unsent
-        return bool(held) or any(waits.waiters for waits in self._origins.values())
+        in_slot = self._slots is not None and self._slots.busy()
+        return bool(held) or in_slot or any(waits.waiters for waits in self._origins.values())
 
     def hold(self, origin: str, request: Request, until: Awaited) -> None:
         """Keep ``request`` until ``until`` says so (the resolver of ``origin``'s robots.txt, or
@@ -497,7 +500,7 @@ class Room(_InPlace):
         dropped = self.give_up()
         if self._slots is not None:
             self._slots.sweep()
-        if not self.busy() and not (self._slots is not None and self._slots.busy()):
+        if not self.busy():
             if self._tick.running:
                 self._tick.stop()
             elsewhere, self._elsewhere = self._elsewhere, False

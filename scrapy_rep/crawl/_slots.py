@@ -141,19 +141,15 @@ class Slots:
             if not self._count[key]:
                 del self._count[key]
                 if key not in self._waiters:  # kept per slot in flight, as below
-                    self._declared.pop(key, None), self._asked.pop(key, None)
+                    del self._declared[key], self._asked[key]
             # Given back, and the slot's next waiter asks, in one call.
             self.woken(key, release=lease)
             return
         if not self._count[key] and key not in self._waiters:
             # Nothing of this slot here any more: kept per slot in flight, not per site seen.
             del self._count[key], self._limit[key]
-        while (waiters := self._waiters.get(key)) and self._count[key] < self._limit[key]:
-            queued, slot, waiter = waiters.popleft()
-            if not waiters:
-                del self._waiters[key]
-            self._waiting -= 1
-            self._mark(slot, queued, False)
+        while self._waiters.get(key) and self._count[key] < self._limit[key]:
+            queued, waiter = self._first_waiter(key)
             self._through[queued] = key
             self._count[key] += 1
             # Settled first: without asyncio the waiter's coroutine runs on at once, and may
@@ -166,19 +162,23 @@ class Slots:
         while (waiters := self._waiters.get(key)) and self._fleet is not None:
             if (timer := self._timers.pop(key, None)) is not None and timer.active():
                 timer.cancel()
-            request, slot, waiter = waiters[0]
-            taken = self._let_through(request, key, more=len(waiters) > 1, release=release)
+            taken = self._let_through(waiters[0][0], key, more=len(waiters) > 1, release=release)
             release = None
             if not taken:
                 return
-            waiters.popleft()
-            if not waiters:
-                del self._waiters[key]
-            self._waiting -= 1
-            self._mark(slot, request, False)
-            waiter.callback(None)
+            self._first_waiter(key)[1].callback(None)
         if release is not None and self._fleet is not None:
             self._fleet.give(key, release)
+
+    def _first_waiter(self, key: str) -> tuple[Request, Deferred[None]]:
+        """Slot ``key``'s first waiter, out of the queue and of its Scrapy slot's count."""
+        waiters = self._waiters[key]
+        request, slot, waiter = waiters.popleft()
+        if not waiters:
+            del self._waiters[key]
+        self._waiting -= 1
+        self._mark(slot, request, False)
+        return request, waiter
 
     def _let_through(
         self, request: Request, key: str, *, more: bool = False, release: str | None = None

@@ -562,12 +562,7 @@ class RobotsTxtMiddleware:
         self._room.give_up()
         # pending_elsewhere: another fleet process holds requests that come here if it dies.
         # drops.pending: errbacks of dropped requests not delivered yet (the give-up above).
-        # slots: requests waiting for a place in their download slot are outside
-        # Downloader.active, where the engine looks (the fleet's places may all be elsewhere).
-        waiting = self._slots is not None and self._slots.busy()
-        if self._drops.pending() or self._components.busy() or waiting:
-            raise DontCloseSpider
-        if self._room.pending_elsewhere():
+        if self._drops.pending() or self._components.busy() or self._room.pending_elsewhere():
             raise DontCloseSpider
 
     async def _on_opened(self, spider: Spider) -> None:

@@ -100,6 +100,7 @@ class RedisPlaces:
         self.member = member or uuid.uuid4().hex
         self._client = client
         self._clock = clock
+        self._prefix = prefix
         self._base = f"{prefix}fleet:"
         self._stats = stats
         self._ttl_ms = max(1, int(ttl * 1000))
@@ -137,15 +138,11 @@ class RedisPlaces:
     # -- lifecycle ------------------------------------------------------------
 
     def start(
-        self,
-        on_free: Callable[[str], None],
-        call_from_thread: Callable[..., object] | None = None,
+        self, on_free: Callable[[str], None], call_from_thread: Callable[..., object]
     ) -> None:
         """Beat, and listen for slots where a member may go (``on_free`` on the reactor
-        thread, through ``call_from_thread``; None: no listening, the backstop only)."""
+        thread, through ``call_from_thread``)."""
         self._heartbeat.start(self._ttl_ms / 4000, now=True)
-        if call_from_thread is None:
-            return
 
         def heard(message: dict[str, Any]) -> None:
             slot = message["data"].decode("utf-8", "replace")
@@ -301,7 +298,7 @@ class RedisPlaces:
 
     def state(self, slot: str) -> FleetState:
         """``slot`` as the fleet sees it now (raises what the Redis client raises)."""
-        return fleet_state(self._client, self._base[: -len("fleet:")], slot)
+        return fleet_state(self._client, self._prefix, slot)
 
     # -- Redis away -----------------------------------------------------------
 

@@ -6,8 +6,10 @@ live while its heartbeat key exists; what a member that is not live holds, decla
 for is removed by the first script that reads it (a dead member's places come back then).
 """
 
-# Shared: which members are live (this one always is, to itself), memoised per run.
-_LIVE = """
+# Shared by every script: the slot's keys; which members are live (this one always is, to
+# itself), memoised per run; what live members declare and hold (a dead member's entries are
+# removed on the way); Redis's clock; a place given back.
+_SLOT = """
 local base, slot, me = ARGV[1], ARGV[2], ARGV[3]
 local decl, places = base .. 'decl:' .. slot, base .. 'places:' .. slot
 local queue, gate = base .. 'queue:' .. slot, base .. 'next:' .. slot
@@ -22,6 +24,44 @@ end
 -- Slot keys live a day after their last use: a slot nobody crawls any more leaves nothing.
 local function keep(key)
   redis.call('PEXPIRE', key, 86400000)
+end
+-- The slot's limit is the lowest concurrency a live member declares; its spacing the longest
+-- delay, with that member's jitter (each member declares what its own settings say). Returns
+-- limit (nil: none declared), delay ms, jitter, live members that declared.
+local function declared()
+  local limit, delay, jitter, members = nil, 0, 0, 0
+  local entries = redis.call('HGETALL', decl)
+  for i = 1, #entries, 2 do
+    if live(entries[i]) then
+      members = members + 1
+      local c, d, j = string.match(entries[i + 1], '^(%S+) (%S+) (%S+)$')
+      c, d, j = tonumber(c), tonumber(d), tonumber(j)
+      if limit == nil or c < limit then limit = c end
+      if d > delay then delay, jitter = d, j end
+    else
+      redis.call('HDEL', decl, entries[i])
+    end
+  end
+  return limit, delay, jitter, members
+end
+-- How many places live members hold.
+local function taken()
+  local count = 0
+  local held = redis.call('HGETALL', places)
+  for i = 1, #held, 2 do
+    if live(held[i + 1]) then count = count + 1 else redis.call('HDEL', places, held[i]) end
+  end
+  return count
+end
+local function now_ms()
+  local clock = redis.call('TIME')
+  return tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+end
+-- Give ``lease`` back if it is this member's (a release checks the owner): was it?
+local function give(lease)
+  if redis.call('HGET', places, lease) ~= me then return false end
+  redis.call('HDEL', places, lease)
+  return true
 end
 -- Wake the members waiting in the slot, if any but this one (it asks again by itself).
 local function wake()
@@ -39,35 +79,13 @@ end
 # to give back first (a request left and the next of its requests waits: one round trip).
 # Returns {taken (1/0), ms until the next start may be (0: wait to be woken), live members}.
 TAKE = (
-    _LIVE
+    _SLOT
     + """
-local released = false
-if ARGV[10] and redis.call('HGET', places, ARGV[10]) == me then
-  redis.call('HDEL', places, ARGV[10])
-  released = true
-end
+local released = ARGV[10] ~= nil and give(ARGV[10])
 redis.call('HSET', decl, me, ARGV[5] .. ' ' .. ARGV[6] .. ' ' .. ARGV[7])
 keep(decl)
--- The slot's limit is the lowest concurrency a live member declares; its spacing the longest
--- delay, with that member's jitter (each member declares what its own settings say).
-local limit, delay, jitter, members = nil, 0, 0, 0
-local declared = redis.call('HGETALL', decl)
-for i = 1, #declared, 2 do
-  if live(declared[i]) then
-    members = members + 1
-    local c, d, j = string.match(declared[i + 1], '^(%S+) (%S+) (%S+)$')
-    c, d, j = tonumber(c), tonumber(d), tonumber(j)
-    if limit == nil or c < limit then limit = c end
-    if d > delay then delay, jitter = d, j end
-  else
-    redis.call('HDEL', decl, declared[i])
-  end
-end
-local count = 0
-local held = redis.call('HGETALL', places)
-for i = 1, #held, 2 do
-  if live(held[i + 1]) then count = count + 1 else redis.call('HDEL', places, held[i]) end
-end
+local limit, delay, jitter, members = declared()
+local count = taken()
 local head, queued = nil, false
 for _, member in ipairs(redis.call('LRANGE', queue, 0, -1)) do
   if live(member) then
@@ -77,8 +95,7 @@ for _, member in ipairs(redis.call('LRANGE', queue, 0, -1)) do
     redis.call('LREM', queue, 0, member)
   end
 end
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local now = now_ms()
 local wait = 0
 local start = tonumber(redis.call('GET', gate) or '0')
 if count < limit and start > now then wait = start - now end
@@ -105,9 +122,9 @@ return {1, 0, members}
 
 # ARGV: base, slot, me, lease. Only the owner gives a place back; a member waiting is woken.
 RELEASE = (
-    _LIVE
+    _SLOT
     + """
-if redis.call('HGET', places, ARGV[4]) == me then redis.call('HDEL', places, ARGV[4]) end
+give(ARGV[4])
 wake()
 return 0
 """
@@ -116,7 +133,7 @@ return 0
 # ARGV: base, slot, me, then the leases this member holds in the slot. After Redis was away
 # (or this member's heartbeat lapsed): its places there are exactly these again.
 REGISTER = (
-    _LIVE
+    _SLOT
     + """
 local mine = {}
 for i = 4, #ARGV do mine[ARGV[i]] = true end
@@ -134,7 +151,7 @@ return 0
 # closes): out of the queue, its places given back, its declaration withdrawn when it closes
 # (ARGV[4] = 1).
 LEAVE = (
-    _LIVE
+    _SLOT
     + """
 redis.call('LREM', queue, 0, me)
 if ARGV[4] == '1' then
@@ -150,33 +167,17 @@ return 0
 )
 
 # ARGV: base, slot, me (any name). The slot as the fleet sees it: places taken by live members,
-# ms until the next start, live members that declared, the limit, the delay (ms), waiting members.
+# ms until the next start, live members that declared, the limit (-1: none declared), the
+# delay (ms), waiting members.
 STATE = (
-    _LIVE
+    _SLOT
     + """
-local limit, delay, members = -1, 0, 0
-local declared = redis.call('HGETALL', decl)
-for i = 1, #declared, 2 do
-  if live(declared[i]) then
-    members = members + 1
-    local c, d = string.match(declared[i + 1], '^(%S+) (%S+)')
-    c, d = tonumber(c), tonumber(d)
-    if limit < 0 or c < limit then limit = c end
-    if d > delay then delay = d end
-  end
-end
-local count = 0
-local held = redis.call('HGETALL', places)
-for i = 1, #held, 2 do
-  if live(held[i + 1]) then count = count + 1 end
-end
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local limit, delay, _, members = declared()
 local start = tonumber(redis.call('GET', gate) or '0')
 local waiting = 0
 for _, member in ipairs(redis.call('LRANGE', queue, 0, -1)) do
   if live(member) then waiting = waiting + 1 end
 end
-return {count, math.max(0, start - now), members, limit, delay, waiting}
+return {taken(), math.max(0, start - now_ms()), members, limit or -1, delay, waiting}
 """
 )
