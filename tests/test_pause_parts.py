@@ -381,9 +381,15 @@ def test_a_pause_longer_than_its_limit_is_given_up_while_the_crawl_is_busy() -> 
     assert parts.stats["robotstxt/pause/gave_up"] == 1
     assert parts.stats["robotstxt/gave_up"] == 0
     assert parts.stats["robotstxt/held_dropped"] == 1
-    ((failure,),) = [failures]
+    (failure,) = failures
     assert failure.value.reason == "pause_gave_up"
     assert "asked to slow down" in str(failure.value)
+    # A late page of the same pause (one that was in flight, say) is given up on the next tick,
+    # and the pause is still counted once.
+    parts.room.hold(A, Request(A + "/late", errback=lambda failure: None), until=parts.pauses)
+    parts.advance(1)
+    assert [f.value.reason for f in failures] == ["pause_gave_up"] * 2
+    assert parts.stats["robotstxt/pause/gave_up"] == 1
     assert not b.called
     b_answer.callback(ok())
     assert b.called

@@ -286,6 +286,9 @@ class Room(_InPlace):
         self._unsent: set[str] = set()
         #: Requests put aside for the job's next run (given up, held too long).
         self._kept = 0
+        #: Origins given up and counted, until their requests are let through again: what
+        #: arrives for one meanwhile is given up on the next tick, not counted a second time.
+        self._given_up: set[str] = set()
         #: The scheduler's dupefilter's ``request_seen`` (given by ``open``).
         self._seen: Callable[[Request], object] | None = None
         self._opened = False
@@ -447,6 +450,8 @@ class Room(_InPlace):
         self._forget(origin, keep=True)
         self._pending.discard(origin)
         self._unsent.discard(origin)
+        if released:
+            self._given_up.discard(origin)
         now = self._clock.seconds()
         sent = 0
         for index, request in enumerate(self._place.take(origin)):
@@ -536,8 +541,12 @@ class Room(_InPlace):
                 dropped += self._stop(origin, [], expired, why)
             if waits.waiting() and not self._pending:
                 given_up = self._admission.given_up(origin)
-                if given_up is not None:
-                    self._events.gave_up(given_up[0])
+                if given_up is None:
+                    self._given_up.discard(origin)
+                else:
+                    if origin not in self._given_up:
+                        self._given_up.add(origin)
+                        self._events.gave_up(given_up[0])
                     _all, _waited_for, waiters = waits.expired(float("inf"))  # every wait ends
                     dropped += self._stop(origin, self._place.take(origin), waiters, given_up)
             self._forget(origin)
