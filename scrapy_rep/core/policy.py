@@ -190,6 +190,8 @@ class Fetch:
     error: str | None = None
     cache_control: str | None = None
     retry_after: float | None = None
+    #: The compliance record's id for the answer (None: no record).
+    record: str | None = None
 
 
 @dataclass(frozen=True)
@@ -202,6 +204,8 @@ class Good:
     status: int | None
     redirects: tuple[str, ...] = ()
     truncated: bool = False
+    #: The compliance record's id for the answer it was read from (None: not recorded).
+    record: str | None = None
 
 
 @dataclass(frozen=True)
@@ -218,6 +222,8 @@ class Entry:
     failures: int = 0
     unreachable_since: float | None = None
     retry_at: float | None = None
+    #: The compliance record's id for the last attempt's answer (None: not recorded).
+    record: str | None = None
 
     def to_meta(self) -> dict[str, Any]:
         """The JSON-able layout kept in ``StoredRobots.meta`` (version: ``FORMAT_VERSION``).
@@ -226,9 +232,10 @@ class Entry:
         ``outcome`` ("ok" | "no_robots" | "unreachable", of the last attempt),
         ``status`` (int | None), ``error`` (str | None), ``redirects`` (URLs
         followed), ``truncated`` (bool), ``failures`` (server errors in a row),
-        ``unreachable_since`` / ``retry_at`` (epoch | None), and ``good``: None or
+        ``unreachable_since`` / ``retry_at`` (epoch | None), ``record`` (the compliance
+        record's id for the last attempt's answer, or None), and ``good``: None or
         {``outcome``, ``fetched_at``, ``expires_at``, ``status``, ``redirects``,
-        ``truncated``} describing the copy whose body is ``StoredRobots.body``.
+        ``truncated``, ``record``} describing the copy whose body is ``StoredRobots.body``.
         """
         good = None
         if self.good is not None:
@@ -239,6 +246,7 @@ class Entry:
                 "status": self.good.status,
                 "redirects": list(self.good.redirects),
                 "truncated": self.good.truncated,
+                "record": self.good.record,
             }
         return {
             "fetched_at": self.fetched_at,
@@ -250,6 +258,7 @@ class Entry:
             "failures": self.failures,
             "unreachable_since": self.unreachable_since,
             "retry_at": self.retry_at,
+            "record": self.record,
             "good": good,
         }
 
@@ -272,6 +281,7 @@ class Entry:
                     status=_opt_int(raw.get("status")),
                     redirects=tuple(str(u) for u in raw.get("redirects", ())),
                     truncated=bool(raw.get("truncated", False)),
+                    record=_opt_str(raw.get("record")),
                 )
             return cls(
                 fetched_at=float(meta["fetched_at"]),
@@ -284,6 +294,7 @@ class Entry:
                 failures=int(meta.get("failures", 0)),
                 unreachable_since=_opt_float(meta.get("unreachable_since")),
                 retry_at=_opt_float(meta.get("retry_at")),
+                record=_opt_str(meta.get("record")),
             )
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
@@ -297,6 +308,10 @@ def _opt_float(value: Any) -> float | None:
     return None if value is None else float(value)
 
 
+def _opt_str(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
 def record(entry: Entry | None, fetch: Fetch, now: float, limits: Limits) -> Entry:
     """The origin's entry after ``fetch`` completed at ``now``."""
     if fetch.outcome != "unreachable":
@@ -307,6 +322,7 @@ def record(entry: Entry | None, fetch: Fetch, now: float, limits: Limits) -> Ent
             status=fetch.status,
             redirects=fetch.redirects,
             truncated=fetch.truncated,
+            record=fetch.record,
         )
         return Entry(
             fetched_at=now,
@@ -316,6 +332,7 @@ def record(entry: Entry | None, fetch: Fetch, now: float, limits: Limits) -> Ent
             redirects=fetch.redirects,
             truncated=fetch.truncated,
             good=good,
+            record=fetch.record,
         )
     failures = (entry.failures if entry is not None else 0) + 1
     since = entry.unreachable_since if entry is not None else None
@@ -331,6 +348,7 @@ def record(entry: Entry | None, fetch: Fetch, now: float, limits: Limits) -> Ent
         failures=failures,
         unreachable_since=now if since is None else since,
         retry_at=now + delay,
+        record=fetch.record,
     )
 
 

@@ -14,6 +14,7 @@ import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from os import PathLike
 from typing import Any, Generic, TypeVar
 
 __all__ = [
@@ -197,6 +198,14 @@ def _store_url(name: str, value: Any) -> str | None:
     return value
 
 
+def _path(name: str, value: Any) -> str | None:
+    if not value:
+        return None
+    if not isinstance(value, (str, PathLike)):
+        raise ValueError(f"{name} must be a directory path, got {value!r}")
+    return str(value)
+
+
 def _as_given(name: str, value: Any) -> Any:
     return value
 
@@ -238,6 +247,7 @@ _META_KEYS = Check(_strings("meta keys"))
 _SOURCES = Check(_sources)
 _LABELS = Check(_strings("labels"))
 _STORE_URL = Check(_store_url)
+_PATH = Check(_path)
 # Read by ``scrapy_rep.core.tokens``, which warns about a bad token rather than refusing it.
 _TOKENS = Check(_as_given)
 
@@ -482,6 +492,12 @@ SETTINGS: Mapping[str, Setting[Any]] = {
             False,
             _SWITCH,
             "also drop requests to the page's rel=nofollow links",
+        ),
+        Setting(
+            "REP_RECORD",
+            None,
+            _PATH,
+            "a directory: write the compliance record there (docs/record.md); None: no record",
         ),
     )
 }

@@ -130,6 +130,9 @@ class OriginState(Generic[D]):
     #: What the requests it lets go were judged by, for the record (``_admission``): the
     #: hash of the copy read, or the serving's word when there is no document.
     content: str
+    #: What the compliance record says the state rests on (``_record.Recorder.evidence``: the
+    #: record of the answer or copy it was read from); None without a record.
+    evidence: dict[str, Any] | None = None
     generation: int = field(init=False, default_factory=_generations.__next__)
     #: The admission token of the newest generation it was combined in (``_admission``).
     admitted: Any = field(init=False, default=None)
@@ -165,10 +168,14 @@ class OriginCache(Generic[D]):
         limits: Limits,
         size: int,
         crawl_delay: Callable[[D], float | None] | None = None,
+        evidence: Callable[[str, Entry, bytes | None], dict[str, Any]] | None = None,
     ) -> None:
+        """``evidence(url, entry, body)``: what a state read from ``body`` rests on, for the
+        compliance record (``_record.Recorder.evidence``); None: no record."""
         self.kind = kind
         self._limits = limits
         self._crawl_delay = crawl_delay
+        self._evidence = evidence
         self._states: LRU[str, OriginState[D]] = LRU(size)
 
     def __len__(self) -> int:
@@ -182,7 +189,9 @@ class OriginCache(Generic[D]):
         """The state, most recently used now, its serving decision renewed when it lapsed."""
         state = self._states.get(origin)
         if state is not None and now >= state.serving.valid_until:
-            return self.install(origin, state.entry, state.document, now, state.content)
+            return self.install(
+                origin, state.entry, state.document, now, state.content, state.evidence
+            )
         return state
 
     def parse(self, entry: Entry, body: bytes | None, previous: OriginState[D] | None) -> D | None:
@@ -210,10 +219,20 @@ class OriginCache(Generic[D]):
         """Install the state of ``entry`` with ``body`` (its good copy's, if any), read."""
         document = self.parse(entry, body, previous)
         if previous is not None and document is previous.document:
-            return self.install(origin, entry, document, now, previous.content)
+            # The same copy rests on the same record; no copy: on this answer's.
+            evidence = previous.evidence if document is not None else self._evident(origin, entry)
+            return self.install(origin, entry, document, now, previous.content, evidence)
         # A short hash naming the copy's bytes (in admission tokens): 16 hex digits of BLAKE2b.
         content = hashlib.blake2b(body or b"", digest_size=8).hexdigest()
-        return self.install(origin, entry, document, now, content)
+        evidence = self._evident(origin, entry, body if document is not None else None)
+        return self.install(origin, entry, document, now, content, evidence)
+
+    def _evident(
+        self, origin: str, entry: Entry, body: bytes | None = None
+    ) -> dict[str, Any] | None:
+        if self._evidence is None:
+            return None
+        return self._evidence(origin + self.kind.path, entry, body)
 
     def install(
         self,
@@ -222,6 +241,7 @@ class OriginCache(Generic[D]):
         document: D | None,
         now: float,
         content: str | None = None,
+        evidence: dict[str, Any] | None = None,
     ) -> OriginState[D]:
         """Put the origin's state in (evicting the least recently used)."""
         decision = serving(entry, now, self._limits)
@@ -230,7 +250,7 @@ class OriginCache(Generic[D]):
             delay = self._crawl_delay(document)
         # A state without a document is judged by the serving's word.
         content = content if document is not None and content else decision.outcome
-        state = OriginState(origin, entry, document, decision, delay, content)
+        state = OriginState(origin, entry, document, decision, delay, content, evidence)
         self._states.put(origin, state)
         return state
 

@@ -79,6 +79,8 @@ class Drops:
     ) -> None:
         """``deliver`` hands a request's failure to Scrapy's scraper (None: nobody to tell, the
         unit tests); ``signal_dropped`` sends ``request_dropped``."""
+        #: Told of each request dropped, with why (the compliance record's; None: none).
+        self.record: Callable[..., object] | None = None
         self._events = events
         self._clock = clock
         self._deliver = deliver
@@ -96,6 +98,8 @@ class Drops:
         scheduling); return the exception the gate raises."""
         self._events.refused(request, why, where)
         self._remember(why, 1)
+        if self.record is not None:
+            self.record(request, why)
         # A start request is refused at the gate, or at the final gate when it was its
         # origin's first request (it waited there for robots.txt).
         if request.meta.get("is_start_request") and self._warned.add(why.origin or ""):
@@ -119,9 +123,19 @@ class Drops:
             return
         self._events.dropped(origin, count, why)
         self._remember(why, count)
+        if self.record is not None:
+            for request in requests:
+                self.record(request, why)
         if why.reason != "closing":
             for request in requests:
                 self._later(request, why)
+
+    def kept(self, requests: Sequence[Request], why: Why) -> None:
+        """Held requests put aside for the job's next run (counted and logged by the room):
+        for the compliance record."""
+        if self.record is not None:
+            for request in requests:
+                self.record(request, why, kept=True)
 
     def filtered(self, origin: str | None, count: int, reason: str, kind: FilterKind) -> None:
         """``count`` requests of ``origin`` a page's rules filtered out of its callback's output

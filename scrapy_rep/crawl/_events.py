@@ -15,7 +15,7 @@ import logging
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from scrapy_rep.core.explain_text import duration
@@ -88,6 +88,8 @@ class Why:
     label: str | None = None
     #: What the user can change, appended to the log line.
     advice: str = ""
+    #: The robots.txt state that refused (``OriginState``), for the compliance record.
+    judged: Any = field(default=None, compare=False, repr=False)
 
     def rule_text(self) -> str:
         return self.rule() if callable(self.rule) else self.rule

@@ -25,6 +25,7 @@ from __future__ import annotations
 import ipaddress
 import time
 from collections.abc import Generator
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
@@ -40,6 +41,7 @@ from scrapy_rep.core.policy import MAX_REDIRECTS, Fetch, classify, parse_retry_a
 from scrapy_rep.core.proxy import proxy_failure
 from scrapy_rep.crawl import _compat
 from scrapy_rep.crawl.guard_middleware import (
+    ROBOTS_META,
     TRUNCATED_FLAG,
     check_wiring,
     fetch_over,
@@ -52,6 +54,7 @@ if TYPE_CHECKING:
 
     from scrapy_rep.crawl._cache import DocumentKind
     from scrapy_rep.crawl._events import Events
+    from scrapy_rep.crawl._record import Recorder
 
 __all__ = ["Fetcher", "describe_failure", "header_values"]
 
@@ -59,7 +62,8 @@ __all__ = ["Fetcher", "describe_failure", "header_values"]
 class Fetcher:
     """Fetches one kind of document (``kind``: where it lives, the prefix of its stats) for
     origins through ``crawler.engine``. ``timeout``: seconds one download may take;
-    ``meta_keys``: what is copied from the request a fetch is made for, beside its proxy.
+    ``meta_keys``: what is copied from the request a fetch is made for, beside its proxy;
+    ``record``: the compliance record, handed each answer (None: no record).
     """
 
     def __init__(
@@ -70,6 +74,7 @@ class Fetcher:
         *,
         timeout: float,
         meta_keys: tuple[str, ...] = (),
+        record: Recorder | None = None,
     ) -> None:
         check_wiring(crawler.settings)
         self._crawler = crawler
@@ -80,6 +85,7 @@ class Fetcher:
         download_timeout = crawler.settings.getfloat("DOWNLOAD_TIMEOUT")
         self._timeout = min(timeout, download_timeout) if download_timeout > 0 else timeout
         self._meta_keys = meta_keys
+        self._record = record
         self._in_flight = 0
 
     @inlineCallbacks
@@ -88,6 +94,20 @@ class Fetcher:
     ) -> Generator[Deferred[Any], Any, tuple[Fetch, bytes | None]]:
         """Fetch ``url`` (an origin's /robots.txt, or its tdmrep.json) the way ``via`` (the
         request it is needed for; None: none known) goes; never fails."""
+        answers: list[str] = []
+        fetch, body = yield self._hops(url, via, answers)
+        if answers:
+            # Named in the entry, and so in the store: a fleet's member reading this copy
+            # names this record.
+            fetch = replace(fetch, record=answers[-1])
+        return fetch, body
+
+    @inlineCallbacks
+    def _hops(
+        self, url: str, via: Request | None, answers: list[str]
+    ) -> Generator[Deferred[Any], Any, tuple[Fetch, bytes | None]]:
+        """``fetch``, hop by hop; each answer's record id (or a failure's) added to
+        ``answers``."""
         start = url
         redirects: tuple[str, ...] = ()
         # SPEC B1: an ftp origin's robots.txt is on ftp; nothing else but http(s).
@@ -109,16 +129,24 @@ class Fetcher:
                 # Something in the project refused the request (a custom
                 # middleware): as Scrapy's own middleware does, obey nothing.
                 error = f"{self._document} request ignored: {exc}"
+                if self._record is not None:
+                    answers.append(self._record.failed(url, error))
                 return Fetch("no_robots", None, redirects, error=error), None
             except Exception as exc:
                 # Scrapy's own key, as its RobotsTxtMiddleware writes it: "<class '…'>".
                 self._events.count(f"{self._names.exception_count}/{type(exc)}")
-                return Fetch("unreachable", None, redirects, error=describe_failure(exc)), None
+                error = describe_failure(exc)
+                if self._record is not None:
+                    answers.append(self._record.failed(url, error))
+                return Fetch("unreachable", None, redirects, error=error), None
             finally:
                 fetch_over(request)
                 self._in_flight -= 1
                 if self._in_flight == 0:
                     self._crawler.signals.disconnect(self._on_bytes, signal=signals.bytes_received)
+            if self._record is not None:
+                mark = request.meta[ROBOTS_META]
+                answers.append(self._record.answered(mark.sent or request, mark.raw or response))
             self._events.count(self._names.response_count)
             self._events.count(f"{self._names.response_status_count}/{response.status}")
             if urlsplit(response.url).scheme not in ROBOTS_SCHEMES:

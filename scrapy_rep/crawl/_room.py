@@ -36,6 +36,7 @@ from collections import Counter
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, cast
+from weakref import WeakKeyDictionary
 
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Request, Response
@@ -286,6 +287,9 @@ class Room(_InPlace):
         self._unsent: set[str] = set()
         #: Requests put aside for the job's next run (given up, held too long).
         self._kept = 0
+        #: What each request let go after waiting here waited for last, and for how long since
+        #: it was first held (for the compliance record).
+        self._waited: WeakKeyDictionary[Request, tuple[str, float]] = WeakKeyDictionary()
         #: Origins given up and counted, until their requests are let through again: what
         #: arrives for one meanwhile is given up on the next tick, not counted a second time.
         self._given_up: set[str] = set()
@@ -470,6 +474,9 @@ class Room(_InPlace):
             if not released:
                 # Restored (filed at ``open`` already) or adopted from another process.
                 self._file(request)
+            elif index < len(times):
+                since, what = times[index]
+                self._waited[request] = (what, now - since)
             try:
                 self._crawl(request)
                 sent += 1
@@ -482,6 +489,11 @@ class Room(_InPlace):
         if sent and released:
             self._events.count(RELEASED, sent)
         self._forget(origin)
+
+    def waited(self, request: Request) -> tuple[str, float] | None:
+        """What ``request`` waited for here last (``Awaited.name``: "robots.txt", "pause", a
+        usage document), and how long it was held in all; None if it was not held."""
+        return self._waited.get(request)
 
     def _send_pending(self) -> None:
         for released, origins in ((True, self._unsent), (False, self._pending)):
@@ -564,6 +576,8 @@ class Room(_InPlace):
         self._kept += kept
         if kept:
             self._events.kept(origin, kept, words, self._place.next_run)
+            gone = set(map(id, lost))
+            self._drops.kept([r for r in held if id(r) not in gone], Why(reason, words, origin))
         rule = words if self._place.next_run is not None else words + _KEEP_HINT
         self._drop(origin, lost, waiters, Why(reason, f"{origin}: {words}", origin, rule=rule))
         return len(held) + len(waiters)

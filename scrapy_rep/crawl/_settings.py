@@ -172,6 +172,7 @@ class MiddlewareSettings:
     pause_give_up_after: float = default("REP_PAUSE_GIVE_UP_AFTER")
     slot_concurrency: bool = default("REP_SLOT_CONCURRENCY")
     fleet_limits: bool = default("REP_FLEET_LIMITS")
+    record: str | None = default("REP_RECORD")
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> MiddlewareSettings:

@@ -16,8 +16,13 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
 
 from scrapy.exceptions import IgnoreRequest
+from scrapy.http import HtmlResponse
 from scrapy.utils.request import fingerprint as _scrapy_fingerprint
+from w3lib.encoding import http_content_type_encoding
 
+from scrapy_rep.core.explain import with_usage
+from scrapy_rep.core.pagerules import PageRules, page_rules
+from scrapy_rep.core.pageusage import page_statements
 from scrapy_rep.core.seen import BoundedSet
 from scrapy_rep.core.sources import Statement, UsageDocument, known_statements, usage_of
 from scrapy_rep.core.stats import CRAWL_DELAY_APPLIED
@@ -26,8 +31,10 @@ from scrapy_rep.crawl._events import Where, Why
 from scrapy_rep.crawl.robot_parser import RobotParser
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from scrapy.crawler import Crawler
-    from scrapy.http import Request
+    from scrapy.http import Request, Response
 
     from scrapy_rep.core.robots_file import RobotsTxt
     from scrapy_rep.core.tokens import CrawlerTokens
@@ -36,7 +43,17 @@ if TYPE_CHECKING:
     from scrapy_rep.crawl._events import Events
     from scrapy_rep.crawl._settings import MiddlewareSettings
 
-__all__ = ["SKIP", "Known", "Verdicts", "served", "served_documents", "user_agent"]
+__all__ = [
+    "SKIP",
+    "Known",
+    "Verdicts",
+    "response_rules",
+    "response_statements",
+    "rests_on",
+    "served",
+    "served_documents",
+    "user_agent",
+]
 
 #: The Crawl-delay of an origin skipped for asking more than REP_CRAWL_DELAY_MAX.
 SKIP = math.inf
@@ -71,6 +88,42 @@ class Verdicts:
             fingerprinter.fingerprint if fingerprinter is not None else _scrapy_fingerprint
         )
 
+    def tokens_for(self, agent: bytes | None) -> Sequence[str]:
+        """The tokens a request sent with User-Agent ``agent`` is judged by."""
+        return self._tokens.for_header(agent)
+
+    def account(self, state: _State | None, request: Request, known: Known = ()) -> dict[str, Any]:
+        """What the compliance record says of ``request``'s verdict by ``state`` (None: no
+        robots.txt known) and the usage documents ``known``: the User-Agent and its tokens,
+        the copy it rests on, with rules robots.txt's answer, the deciding line and the group
+        used, and with a declared purpose each usage statement with its source and what it
+        means for the purpose (as ``scrapy robots`` explains it)."""
+        agent = user_agent(request)
+        tokens = list(self._tokens.for_header(agent))
+        told: dict[str, Any] = {
+            "agent": {
+                "user_agent": None if agent is None else agent.decode("latin-1"),
+                "tokens": tokens,
+            },
+            "robots": None if state is None else rests_on(state),
+        }
+        if state is not None and state.serving.kind == "rules" and state.document is not None:
+            decided = state.document.decide(request.url, tokens)
+            rule = decided.rule
+            told["allowed"] = decided.allowed
+            told["rule"] = (
+                None
+                if rule is None
+                else {"allow": rule.allow, "pattern": rule.pattern, "line": rule.line}
+            )
+            told["group"] = decided.reason
+        if self.purpose.declared and state is not None:
+            allowed = told.get("allowed", True)
+            found = self.statements(state, request, known, allowed=allowed)
+            explained = with_usage({"allowed": allowed}, found, self.purpose)
+            told["usage"], told["purpose"] = explained["usage"], explained["purpose"]
+        return told
+
     def refusal(self, state: OriginState[RobotsTxt], request: Request) -> Why | None:
         """Why ``state``'s robots.txt drops ``request`` whatever else is known (Disallow, a
         Crawl-delay skipped), or None."""
@@ -84,6 +137,7 @@ class Verdicts:
                     "Forbidden by robots.txt",
                     state.origin,
                     rule=lambda: _explain(robots, request.url, tokens),
+                    judged=state,
                 )
         if state.crawl_delay == SKIP:
             asked = robots.crawl_delay(self._tokens.default) if robots is not None else None
@@ -221,6 +275,17 @@ def served_documents(known: Known) -> list[tuple[UsageDocument, Any]]:
     return [(document, served(state)) for document, state in known]
 
 
+#: The serving's kind, as the compliance record names it.
+_OUTCOMES = {"rules": "rules", "allow": "allow_all", "hold": "disallow_all"}
+
+
+def rests_on(state: OriginState[Any]) -> dict[str, Any]:
+    """For the compliance record: the copy ``state`` was read from (its ``evidence``) and what
+    it serves."""
+    evidence = state.evidence or {"url": None, "record": None, "sha256": None, "status": None}
+    return {**evidence, "outcome": _OUTCOMES.get(state.serving.kind, state.serving.kind)}
+
+
 def user_agent(request: Request) -> bytes | None:
     """``request``'s User-Agent header, None without one: what its verdict is judged by.
 
@@ -231,3 +296,28 @@ def user_agent(request: Request) -> bytes | None:
     in the guard's last look, 0.35 µs this way, read three times per request."""
     values = dict.get(request.headers, b"User-Agent")
     return values[-1] if values else None
+
+
+def response_rules(response: Response, tokens: Sequence[str], now: datetime) -> PageRules:
+    """The rules ``response`` sets for a crawler answering to ``tokens``, at ``now``."""
+    body, encoding = _html(response)
+    return page_rules(response.headers.getlist(b"X-Robots-Tag"), body, tokens, now, encoding)
+
+
+def response_statements(
+    response: Response, rules: PageRules, tokens: Sequence[str]
+) -> list[Statement]:
+    """What ``response`` itself states of its use (SPEC G3), given its page ``rules`` for a
+    crawler answering to ``tokens``."""
+    body, encoding = _html(response)
+    image = (response.headers.get(b"Content-Type") or b"").lower().startswith(b"image/")
+    return page_statements(response.headers.getlist, body, encoding, rules, tokens, image=image)
+
+
+def _html(response: Response) -> tuple[bytes | None, str | None]:
+    """The body and its declared encoding, for HTML only: SPEC D1, meta tags are read from
+    HTML; other types have headers. (None, None) for any other response."""
+    if not isinstance(response, HtmlResponse):
+        return None, None
+    content_type = response.headers.get(b"Content-Type") or b""
+    return response.body, http_content_type_encoding(content_type.decode("latin-1"))

@@ -78,6 +78,10 @@ class _FetchMark(int):
     over = False
     owner: object = None
     received = 0
+    #: For the compliance record: the request as it left (the guard's last look) and the
+    #: answer as it came, before the guard decoded it.
+    sent: Request | None = None
+    raw: Response | None = None
 
 
 def mark_fetch(request: Request, owner: object = None) -> Request:
@@ -148,7 +152,8 @@ class RobotsTxtGuard:
         return cls(crawler)
 
     def _last_look(self, request: Request) -> Any:
-        if is_fetch(request):
+        if (mark := live_mark(request)) is not None:
+            mark.sent = request
             scheme = urlparse_cached(request).scheme
             if scheme not in ROBOTS_SCHEMES:
                 self._events.scheme_refused(request.url, scheme)
@@ -161,9 +166,10 @@ class RobotsTxtGuard:
     def process_response(
         self, request: Request, response: Response, spider: Spider | None = None
     ) -> Response | Request:
-        if not is_fetch(request):
+        if (mark := live_mark(request)) is None:
             answers = self.page_answers
             return response if answers is None else answers.page_answered(request, response)
+        mark.raw = response
         values = response.headers.getlist(b"Content-Encoding")
         if request.method == "HEAD" or not values:
             return response

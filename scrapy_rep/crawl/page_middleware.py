@@ -43,12 +43,10 @@ from scrapy import Request
 from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse
 from scrapy.utils.httpobj import urlparse_cached
-from w3lib.encoding import http_content_type_encoding
 from w3lib.url import canonicalize_url
 
 from scrapy_rep.core.origin import origin_from_parts
-from scrapy_rep.core.pagerules import PageRules, page_rules
-from scrapy_rep.core.pageusage import page_statements
+from scrapy_rep.core.pagerules import PageRules
 from scrapy_rep.core.purpose import Refusal
 from scrapy_rep.core.sources import Statement, known_statements, usage_of
 from scrapy_rep.core.stats import (
@@ -70,7 +68,13 @@ from scrapy_rep.crawl._settings import (
     warn_unknown_settings,
 )
 from scrapy_rep.crawl._tokens import settings_tokens
-from scrapy_rep.crawl._verdict import served, served_documents, user_agent
+from scrapy_rep.crawl._verdict import (
+    response_rules,
+    response_statements,
+    served,
+    served_documents,
+    user_agent,
+)
 from scrapy_rep.crawl.robotstxt_middleware import running_middleware
 
 if TYPE_CHECKING:
@@ -353,28 +357,3 @@ def _unmarked(output: Any) -> Any:
         output.meta.pop(META_KEY, None)
         output.meta.pop(USAGE_KEY, None)
     return output
-
-
-def response_rules(response: Response, tokens: Sequence[str], now: datetime) -> PageRules:
-    """The rules ``response`` sets for a crawler answering to ``tokens``, at ``now``."""
-    body, encoding = _html(response)
-    return page_rules(response.headers.getlist(b"X-Robots-Tag"), body, tokens, now, encoding)
-
-
-def response_statements(
-    response: Response, rules: PageRules, tokens: Sequence[str]
-) -> list[Statement]:
-    """What ``response`` itself states of its use (SPEC G3), given its page ``rules`` for a
-    crawler answering to ``tokens``."""
-    body, encoding = _html(response)
-    image = (response.headers.get(b"Content-Type") or b"").lower().startswith(b"image/")
-    return page_statements(response.headers.getlist, body, encoding, rules, tokens, image=image)
-
-
-def _html(response: Response) -> tuple[bytes | None, str | None]:
-    """The body and its declared encoding, for HTML only: SPEC D1, meta tags are read from
-    HTML; other types have headers. (None, None) for any other response."""
-    if not isinstance(response, HtmlResponse):
-        return None, None
-    content_type = response.headers.get(b"Content-Type") or b""
-    return response.body, http_content_type_encoding(content_type.decode("latin-1"))

@@ -38,6 +38,7 @@ from scrapy.http import Request, Response
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred, gatherResults, maybeDeferred, succeed
+from twisted.internet.threads import deferToThread
 
 from scrapy_rep.core.origin import origin as url_origin
 from scrapy_rep.core.robots_file import RobotsTxt
@@ -67,6 +68,7 @@ from scrapy_rep.crawl._events import Events
 from scrapy_rep.crawl._fetch import Fetcher
 from scrapy_rep.crawl._page_answers import PageAnswers
 from scrapy_rep.crawl._pauses import Pauses
+from scrapy_rep.crawl._record import Recorder, open_recorder, require_warcio
 from scrapy_rep.crawl._resolver import COPY_FLAG, Announce, FetcherLike, Resolver
 from scrapy_rep.crawl._room import Room
 from scrapy_rep.crawl._settings import (
@@ -161,6 +163,7 @@ def build_components(
     take_queued: Callable[[Callable[[Request], bool]], list[tuple[Request, Any]]] = (
         lambda wanted: []
     ),
+    record: Recorder | None = None,
 ) -> Components:
     """The components, wired: the resolvers are the services the others use (the room waits on
     them), and tell the events of a new state (robots.txt's with what waits for it, then
@@ -175,14 +178,21 @@ def build_components(
     slots' concurrency held at the last look (the room's tick sweeps them); ``engine``: the
     crawl's engine once it runs; ``count_download``: count a page's answer or failure taken out
     of the chain as Scrapy's DownloaderStats would; ``take_queued``: take requests out of Scrapy's
-    download slots, their places freed (a route that pauses sends its queued requests back)."""
+    download slots, their places freed (a route that pauses sends its queued requests back);
+    ``record``: the compliance record, told what each state rests on."""
 
     def resolver(kind: DocumentKind[Any], announced: Announce, delay: Any = None) -> Any:
         return Resolver(
             clock=clock,
             store=store,
             fetcher=fetcher_for(kind),
-            cache=OriginCache(kind, config.limits, config.parsed_cache_size, delay),
+            cache=OriginCache(
+                kind,
+                config.limits,
+                config.parsed_cache_size,
+                delay,
+                evidence=None if record is None else record.evidence,
+            ),
             events=events,
             config=config,
             owner=owner,
@@ -316,10 +326,27 @@ class RobotsTxtMiddleware:
             config,
         )
         self._config = config
+        # The compliance record (REP_RECORD): each fetch's answers, each decision.
+        self._record = (
+            None
+            if config.record is None
+            else open_recorder(
+                crawler.settings,
+                config.record,
+                self._verdicts.tokens_for,
+                self._verdicts.account,
+                lambda request: self._admission.judged(request),
+                config.purpose.labels,
+            )
+        )
+        if self._record is not None:
+            self._drops.record = self._record.dropped
 
         def fetcher_for(kind: DocumentKind[Any]) -> Fetcher:
             timeout, keys = config.fetch_timeout, config.fetch_meta_keys
-            return Fetcher(crawler, kind, self._events, timeout=timeout, meta_keys=keys)
+            return Fetcher(
+                crawler, kind, self._events, timeout=timeout, meta_keys=keys, record=self._record
+            )
 
         # Each download slot's concurrency, held at the guard's last look where Scrapy does
         # not hold it (REP_SLOT_CONCURRENCY); with a Redis store, with its delay, fleet-wide
@@ -377,8 +404,11 @@ class RobotsTxtMiddleware:
             count_download=partial(_compat.count_download, crawler),
             take_queued=take_queued,
             engine=lambda: crawler.engine,
+            record=self._record,
         )
         self._room, self._admission = components.room, components.admission
+        if self._record is not None:
+            self._record.waited = self._room.waited
         # The guard, built next, is built with its last look and the page answers.
         serve(crawler, self._room.last_look, components.page_answers if config.pause else None)
         # Scrapy's own dupefilter, when it is the scheduler's (set when the spider opens).
@@ -394,6 +424,8 @@ class RobotsTxtMiddleware:
         with refused_at_startup(crawler):
             check_wiring(crawler.settings, cls)
             config = MiddlewareSettings.from_settings(crawler.settings)
+            if config.record is not None:
+                require_warcio()
             store = open_configured(config.store)
         middleware = cls(crawler, config, store)
         crawler.signals.connect(middleware._on_scheduled, signal=signals.request_scheduled)
@@ -408,6 +440,8 @@ class RobotsTxtMiddleware:
             )
         if middleware._slots is not None:
             crawler.signals.connect(middleware._slots.left, signal=signals.request_left_downloader)
+        if middleware._record is not None:
+            crawler.signals.connect(middleware._record.downloaded, signal=signals.response_received)
         return middleware
 
     # -- the hot path ---------------------------------------------------------
@@ -598,6 +632,9 @@ class RobotsTxtMiddleware:
         if self._fleet is not None:
             self._fleet.close()
         self._drops.summarize()
+        if self._record is not None:
+            # Seals the open file: waits for the record's thread to write what is queued.
+            await maybe_deferred_to_future(deferToThread(self._record.close))
         closed = maybeDeferred(self._store.close)
         closed.addErrback(lambda failure: self._events.store_failed(failure.getErrorMessage()))
         await maybe_deferred_to_future(closed)

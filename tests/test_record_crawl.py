@@ -1,0 +1,172 @@
+"""The compliance record (REP_RECORD, docs/record.md) written by real crawls: every response
+and every drop has its decision, each naming the stored copies it rests on, and the check
+re-derives them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from _crawl import Start, run_crawl
+from _servers import Reply, ScriptedServer, html_page
+from warcio.archiveiterator import ArchiveIterator
+
+from scrapy_rep.storage.record import check
+
+ADDON = {"ADDONS": {"scrapy_rep.Addon": 0}, "ROBOTSTXT_OBEY": True}
+#: tdmrep.json: text and data mining reserved under /reserved/ (a train-ai crawl may not).
+TDMREP = (
+    b'[{"location": "/reserved/", "tdm-reservation": 1}, {"location": "/", "tdm-reservation": 0}]'
+)
+HTML = {"Content-Type": "text/html"}
+
+
+@dataclass(frozen=True)
+class Record:
+    kind: str
+    rid: str
+    target: str
+    headers: dict[str, str]
+    payload: bytes
+    #: The HTTP status of a response or revisit record.
+    status: int | None
+
+    @property
+    def decision(self) -> dict[str, Any]:
+        return dict(json.loads(self.payload))
+
+
+def read_records(directory: Path) -> list[Record]:
+    """Every record of every file in ``directory``, in file order."""
+    found = []
+    for path in sorted(directory.glob("rep-*.warc.gz")):
+        with path.open("rb") as stream:
+            for record in ArchiveIterator(stream):
+                headers = dict(record.rec_headers.headers)
+                found.append(
+                    Record(
+                        record.rec_type,
+                        headers["WARC-Record-ID"],
+                        headers.get("WARC-Target-URI", ""),
+                        headers,
+                        record.content_stream().read(),
+                        int(record.http_headers.get_statuscode())
+                        if record.rec_type in ("response", "revisit")
+                        else None,
+                    )
+                )
+    return found
+
+
+def decisions(records: list[Record]) -> dict[str, list[dict[str, Any]]]:
+    """Decision payloads by the URL they are for."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        if record.kind == "metadata" and record.headers.get("Content-Type") == "application/json":
+            payload = record.decision
+            if "decision" in payload:
+                found.setdefault(payload["url"], []).append(payload)
+    return found
+
+
+def test_every_response_and_every_drop_has_a_decision_resting_on_stored_copies(
+    server_factory: Callable[..., ScriptedServer], tmp_path: Path
+) -> None:
+    rules, missing, flaky, usage = (server_factory() for _ in range(4))
+    rules.robots("User-agent: *\nDisallow: /private\n")
+    rules.route("/private/not-judged", Reply(200, html_page("p", []), headers=HTML))
+    rules.route(
+        "/page/noindex", Reply(200, html_page("n", []), headers={**HTML, "X-Robots-Tag": "noindex"})
+    )
+    # A page that says "slow down" once: its site pauses, the page is fetched again after it.
+    rules.route(
+        "/page/busy", Reply.retry_after(503, 1), Reply(200, html_page("b", []), headers=HTML)
+    )
+    missing.route("/robots.txt", Reply(404, b"none here"))
+    # robots.txt fails once, then answers: the pages wait for it and are crawled.
+    flaky.route("/robots.txt", Reply(503), Reply.text("User-agent: *\nAllow: /\n"))
+    usage.robots("User-agent: *\nAllow: /\n")
+    usage.route(
+        "/.well-known/tdmrep.json", Reply(200, TDMREP, headers={"Content-Type": "application/json"})
+    )
+    downloaded = [
+        rules.url("/page/1"),
+        rules.url("/page/noindex"),
+        rules.url("/page/busy"),
+        missing.url("/page/1", host="localhost"),
+        flaky.url("/page/1"),
+        usage.url("/page/free"),
+    ]
+    dropped = {rules.url("/private/a"): "disallowed", usage.url("/reserved/a"): "usage"}
+    unjudged = rules.url("/private/not-judged")
+    record = tmp_path / "record"
+    result = run_crawl(
+        [*downloaded, *dropped, Start(unjudged, meta={"dont_obey_robotstxt": True})],
+        {
+            **ADDON,
+            "REP_RECORD": str(record),
+            "REP_USAGE_PURPOSES": ["train-ai"],
+            "REP_RETRY_FAST_DELAY": 0.2,
+            "REP_PAUSE_DELAY": 0.5,
+        },
+        timeout=60,
+    )
+    assert result.close_reason == "finished"
+    assert sorted(e.url for e in result.errbacks if e.url) == sorted(dropped)
+    records = read_records(record)
+    by_id = {r.rid: r for r in records}
+    found = decisions(records)
+    # One decision per request the spider made.
+    assert sorted(found) == sorted([*downloaded, *dropped, unjudged])
+    assert all(len(made) == 1 for made in found.values())
+    for url in downloaded:
+        (made,) = found[url]
+        assert made["decision"] == "downloaded" and made["judged"], url
+        assert made["page"]["status"] == 200
+        # The robots.txt answer it rests on is in the record: a 200's copy, or the 404.
+        answer = by_id[made["robots"]["record"]]
+        assert answer.kind == "response" and answer.target.endswith("/robots.txt")
+        assert made["agent"]["tokens"] and made["purpose"]["labels"] == ["train-ai"]
+    for url, reason in dropped.items():
+        (made,) = found[url]
+        assert (made["decision"], made["reason"]) == ("dropped", reason)
+    (made,) = found[unjudged]
+    assert (made["decision"], made["judged"]) == ("downloaded", False)
+    # What each rests on, as stored.
+    assert found[missing.url("/page/1", host="localhost")][0]["robots"]["outcome"] == "allow_all"
+    assert found[rules.url("/private/a")][0]["rule"] == {
+        "allow": False,
+        "pattern": "/private",
+        "line": 2,
+    }
+    # robots.txt that failed first: its 503 is recorded too, the page rests on the 200 after it.
+    flaky_answers = [
+        r for r in records if r.kind == "response" and r.target == flaky.url("/robots.txt")
+    ]
+    assert [r.status for r in flaky_answers] == [503, 200]
+    assert found[flaky.url("/page/1")][0]["robots"]["record"] == flaky_answers[-1].rid
+    # The usage document: tdmrep.json's answer, named by the page that used it.
+    (free,) = found[usage.url("/page/free")]
+    assert [d["document"] for d in free["documents"]] == ["tdmrep.json"]
+    assert by_id[free["documents"][0]["record"]].target.endswith("/.well-known/tdmrep.json")
+    # The page's own rules and headers; the pause that delayed a page.
+    noindex = found[rules.url("/page/noindex")][0]["page"]
+    assert noindex["headers"] == {"X-Robots-Tag": ["noindex"]}
+    assert noindex["rules"]["noindex"] is True
+    assert found[rules.url("/page/busy")][0]["waited"]["for"] == "pause"
+    # Nothing secret: no cookie or credential header anywhere.
+    assert not any(b"Set-Cookie" in r.payload or b"Authorization" in r.payload for r in records)
+    report = check([record])
+    assert report.ok, [str(p) for p in report.failures]
+    assert (
+        subprocess.run(
+            [sys.executable, "-m", "warcio.cli", "check", *map(str, sorted(record.glob("*.gz")))],
+            check=False,
+        ).returncode
+        == 0
+    )
