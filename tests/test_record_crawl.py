@@ -4,6 +4,8 @@ re-derives them."""
 
 from __future__ import annotations
 
+import gzip
+import hmac
 import json
 import subprocess
 import sys
@@ -170,3 +172,95 @@ def test_every_response_and_every_drop_has_a_decision_resting_on_stored_copies(
         ).returncode
         == 0
     )
+
+
+def test_pages_name_the_robots_txt_copy_they_were_decided_by_when_it_changes(
+    server_factory: Callable[..., ScriptedServer], tmp_path: Path
+) -> None:
+    site = server_factory()
+    # Lives 1 s; its second version disallows what the first allowed, and the other way.
+    first, second = "User-agent: *\nDisallow: /page/new\n", "User-agent: *\nDisallow: /page/old\n"
+    site.route("/robots.txt", Reply.text(first), Reply.text(second))
+    # One place at the site: /page/old passes both gates under the first copy and waits for
+    # its place behind a slow page, while a request arriving after the copy's lifetime gets
+    # the second one installed (the race, forced).
+    site.route("/page/slow", Reply(200, html_page("s", []), headers=HTML, delay=2.0))
+    later = [
+        Start(site.url("/page/trigger"), at=1.3),
+        Start(site.url("/page/new"), at=2.8),
+        Start(site.url("/page/old/again"), at=2.8),
+    ]
+    record = tmp_path / "record"
+    result = run_crawl(
+        [site.url("/page/slow"), site.url("/page/old")],
+        {
+            **ADDON,
+            "REP_RECORD": str(record),
+            "REP_CACHE_LIFETIME": 1,
+            "REP_CACHE_MIN_LIFETIME": 1,
+            "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
+        },
+        extra=later,
+        timeout=60,
+    )
+    assert result.close_reason == "finished"
+    records = read_records(record)
+    copies = [r for r in records if r.kind == "response" and r.target == site.url("/robots.txt")]
+    assert [r.payload.decode() for r in copies] == [first, second]
+    old, new = (r.rid for r in copies)
+    found = {url: made for url, (made,) in decisions(records).items()}
+    named = {url[len(site.origin) :]: made["robots"]["record"] for url, made in found.items()}
+    assert named["/page/slow"] == old
+    assert named["/page/new"] == new and found[site.url("/page/new")]["decision"] == "downloaded"
+    assert found[site.url("/page/old/again")]["decision"] == "dropped"
+    assert named["/page/old/again"] == new
+    # The raced one: let through under the first copy, it waited for its place while the
+    # second was installed, and was judged again by it before download: dropped, naming it.
+    raced = found[site.url("/page/old")]
+    assert (raced["decision"], raced["reason"], named["/page/old"]) == (
+        "dropped",
+        "disallowed",
+        new,
+    )
+    assert site.count("/page/old") == 0
+    report = check([record])
+    assert report.ok, [str(p) for p in report.failures]
+
+
+def test_query_strings_kept_as_their_hmac_and_decisions_reading_them_unverifiable(
+    server_factory: Callable[..., ScriptedServer], tmp_path: Path
+) -> None:
+    site = server_factory()
+    site.robots("User-agent: *\nDisallow: /*?session\n")
+    key = "a secret kept outside the record"
+    plain, read = site.url("/page/1?user=alice"), site.url("/page/2?session=42")
+    record = tmp_path / "record"
+    result = run_crawl(
+        [plain, read, site.url("/page/3")],
+        {**ADDON, "REP_RECORD": str(record), "REP_RECORD_QUERY_KEY": key},
+        timeout=60,
+    )
+    assert result.close_reason == "finished"
+    raw = b"".join(gzip.decompress(path.read_bytes()) for path in record.glob("*.warc.gz"))
+    assert b"user=alice" not in raw and b"session=42" not in raw
+    found = decisions(read_records(record))
+
+    def hashed(url: str) -> str:
+        base, query = url.split("?", 1)
+        return f"{base}?hmac-sha256={hmac.new(key.encode(), query.encode(), 'sha256').hexdigest()}"
+
+    assert sorted(found) == sorted([hashed(plain), hashed(read), site.url("/page/3")])
+    (kept,) = found[hashed(plain)]
+    assert (kept["decision"], kept["query"], kept["query_read"]) == (
+        "downloaded",
+        "hmac-sha256",
+        False,
+    )
+    (dropped,) = found[hashed(read)]
+    assert (dropped["decision"], dropped["query_read"]) == ("dropped", True)
+    assert "query" not in found[site.url("/page/3")][0]
+    report = check([record])
+    assert report.ok, [str(p) for p in report.failures]
+    assert [p.record for p in report.unverifiable] == [
+        r.rid for r in read_records(record) if r.target == hashed(read)
+    ]

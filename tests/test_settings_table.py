@@ -143,6 +143,7 @@ WHERE: dict[str, tuple[object, Callable[[Runtime], object]]] = {
     "REP_SLOT_CONCURRENCY": (False, lambda r: r.middleware.slot_concurrency),
     "REP_FLEET_LIMITS": (False, lambda r: r.middleware.fleet_limits),
     "REP_RECORD": ("some/where", lambda r: r.middleware.record),
+    "REP_RECORD_QUERY_KEY": ("a secret of 16 chars", lambda r: r.middleware.record_query_key),
     "REP_PARSED_CACHE_SIZE": (16, lambda r: r.middleware.parsed_cache_size),
     "REP_MEMORY_STORE_SIZE": (32, lambda r: r.middleware.store.memory_size),
     "REP_STORE": ("redis://localhost:6379/0", lambda r: r.middleware.store.url),

@@ -95,10 +95,12 @@ def format_report(report: CheckReport) -> str:
         f"unsealed (its writer did not close it; not a failure): {path}" for path in report.unsealed
     ]
     lines += [f"the parser changed since: {problem}" for problem in report.parser_changed]
+    lines += [f"unverifiable: {problem}" for problem in report.unverifiable]
     verdict = "everything follows" if report.ok else f"{len(report.failures)} failures"
     lines.append(
         f"{verdict}: {report.files} files, {report.records} records, "
         f"{report.decisions} decisions checked, {report.not_judged} not judged, "
-        f"{len(report.unsealed)} unsealed, {len(report.parser_changed)} parser changes"
+        f"{len(report.unsealed)} unsealed, {len(report.parser_changed)} parser changes, "
+        f"{len(report.unverifiable)} unverifiable"
     )
     return "\n".join(lines)

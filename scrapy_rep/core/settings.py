@@ -206,6 +206,14 @@ def _path(name: str, value: Any) -> str | None:
     return str(value)
 
 
+def _key(name: str, value: Any) -> str | None:
+    if not value:
+        return None
+    if not isinstance(value, str) or len(value) < 16:
+        raise ValueError(f"{name} must be a secret of at least 16 characters, got {value!r}")
+    return value
+
+
 def _as_given(name: str, value: Any) -> Any:
     return value
 
@@ -248,6 +256,7 @@ _SOURCES = Check(_sources)
 _LABELS = Check(_strings("labels"))
 _STORE_URL = Check(_store_url)
 _PATH = Check(_path)
+_KEY = Check(_key)
 # Read by ``scrapy_rep.core.tokens``, which warns about a bad token rather than refusing it.
 _TOKENS = Check(_as_given)
 
@@ -498,6 +507,13 @@ SETTINGS: Mapping[str, Setting[Any]] = {
             None,
             _PATH,
             "a directory: write the compliance record there (docs/record.md); None: no record",
+        ),
+        Setting(
+            "REP_RECORD_QUERY_KEY",
+            None,
+            _KEY,
+            "a secret: the record keeps query strings as their HMAC-SHA256 under it; None: as "
+            "they are",
         ),
     )
 }

@@ -406,6 +406,20 @@ class Admission:
         """``request``'s origin (SPEC B1), or None: robots.txt does not apply to its URL."""
         return self.keys.origin(urlparse_cached(request))
 
+    def after_wait(self, request: Request) -> Drop | Wait | None:
+        """The last look once ``request`` got its download slot's place: a wait long enough
+        for what it was judged by to change (robots.txt refreshed, a usage document, its route
+        paused) is judged again as at the final gate; None to go on. One not judged here (its
+        origin's first, ``dont_obey_robotstxt``, ``engine.download`` callers) goes on."""
+        given = self._given.get(weakref.ref(request))
+        if given is None or given.token is _FIRST_TOKEN:
+            return None
+        origin = self.origin(request)
+        if origin is None:
+            return None
+        decision = self.decide(request, origin, self._clock.seconds(), "download")
+        return decision if isinstance(decision, (Drop, Wait)) else None
+
     def leaving(self, request: Request) -> bool:
         """The last look before the download slot: must ``request``, admitted before, go back
         (its route paused since)? Only the pause can have changed by then."""

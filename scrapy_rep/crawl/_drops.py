@@ -137,6 +137,15 @@ class Drops:
             for request in requests:
                 self.record(request, why, kept=True)
 
+    def held_at_close(self, peek: Callable[[], Sequence[Request]], *, kept: bool) -> None:
+        """The requests still held when the crawl closed (``peek`` reads them, only for the
+        record): kept for the next run where their place is durable, else not downloaded."""
+        if self.record is not None:
+            words = "held when the crawl closed" + ("" if kept else ", in memory only")
+            why = Why("closing", words)
+            for request in peek():
+                self.record(request, why, kept=kept)
+
     def filtered(self, origin: str | None, count: int, reason: str, kind: FilterKind) -> None:
         """``count`` requests of ``origin`` a page's rules filtered out of its callback's output
         (the page middleware counted and logged them; no errback, as ``DepthMiddleware``):

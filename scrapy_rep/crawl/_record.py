@@ -7,12 +7,14 @@ reads no origin state itself."""
 from __future__ import annotations
 
 import hashlib
+import hmac
 import platform
 import time
 import weakref
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
 
 import scrapy
 from scrapy.http import Request, Response
@@ -21,7 +23,7 @@ from scrapy_rep import __version__
 from scrapy_rep.core.settings import SETTINGS
 from scrapy_rep.crawl._verdict import response_rules, rests_on
 from scrapy_rep.crawl.guard_middleware import is_fetch
-from scrapy_rep.storage.record._format import clean_url, warc_date, warc_digest
+from scrapy_rep.storage.record._format import HASHED_QUERY, clean_url, warc_date, warc_digest
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -51,8 +53,9 @@ def require_warcio() -> None:
 def open_recorder(
     settings: BaseSettings,
     directory: str,
+    query_key: str | None,
     tokens_for: Callable[[bytes | None], Sequence[str]],
-    account: Callable[[OriginState[Any] | None, Request], dict[str, Any]],
+    account: Callable[..., dict[str, Any]],
     judged: Callable[[Request], tuple[OriginState[Any], Any] | None],
     purposes: Sequence[str],
 ) -> Recorder:
@@ -70,7 +73,9 @@ def open_recorder(
         "settings": _json(chosen),
         "format": "https://github.com/scrapy-rep/scrapy-rep/blob/main/docs/record.md",
     }
-    return Recorder(RecordWriter(directory, info), account, judged, purposes)
+    info["query"] = "hmac-sha256" if query_key else "as is"
+    writer = RecordWriter(directory, info)
+    return Recorder(writer, account, judged, purposes, query_key=query_key)
 
 
 class Recorder:
@@ -81,10 +86,12 @@ class Recorder:
         judged: Callable[[Request], tuple[OriginState[Any], Any] | None],
         purposes: Sequence[str],
         clock: Callable[[], float] = time.time,
+        *,
+        query_key: str | None = None,
     ) -> None:
         """``account(state, request)``: what the verdict by ``state`` rests on and says
         (``Verdicts.account``); ``judged(request)``: the states the admission let ``request``
-        go with;
+        go with; ``query_key``: a secret, to keep query strings as their HMAC-SHA256;
         ``waited(request)``: what it waited for in the waiting room (set once the room
         exists)."""
         self.waited: Callable[[Request], tuple[str, float] | None] = lambda request: None
@@ -93,6 +100,7 @@ class Recorder:
         self._judged = judged
         self._purposes = list(purposes)
         self._clock = clock
+        self._key = None if query_key is None else query_key.encode()
         # The first record of each distinct answer (URL, status, payload digest): id, date.
         self._firsts: dict[tuple[str, int, str], tuple[str, str]] = {}
         # Copies this process did not fetch, written once: (URL, SHA-256) -> record id.
@@ -187,7 +195,7 @@ class Recorder:
                 if name in response.headers
             },
             "cached": "cached" in response.flags,
-            "redirects": list(request.meta.get("redirect_urls", ())),
+            "redirects": [self._url(url) for url in request.meta.get("redirect_urls", ())],
         }
         if payload["judged"]:
             # What the page itself says (X-Robots-Tag, robots meta tags), as the page level
@@ -209,6 +217,17 @@ class Recorder:
         payload["why"] = why.summary()
         self._write(request, payload)
 
+    def failed_download(self, request: Request, error: Exception) -> None:
+        """A request that left the downloader with ``error`` and no retry (a refusal by this
+        crawl is recorded as a drop already)."""
+        if is_fetch(request) or request in self._decided:
+            return
+        judged = self._judged(request)
+        state, known = judged if judged is not None else (None, ())
+        payload = self._payload(request, "failed", state, known)
+        payload["why"] = f"{type(error).__name__}: {error}"[:500]
+        self._write(request, payload)
+
     def close(self) -> None:
         self.writer.close()
 
@@ -217,7 +236,7 @@ class Recorder:
     ) -> dict[str, Any]:
         payload: dict[str, Any] = {
             "version": 1,
-            "url": clean_url(request.url),
+            "url": self._url(request.url),
             "method": request.method,
             "decision": decision,
             "time": warc_date(self._clock()),
@@ -226,8 +245,24 @@ class Recorder:
         if not payload["judged"]:
             return payload
         payload["purposes"] = self._purposes
-        payload.update(self._account(state, request, known))
+        hidden = payload["url"] != clean_url(request.url)
+        if hidden:
+            payload["query"] = "hmac-sha256"
+        payload.update(self._account(state, request, known, query_hidden=hidden))
         return payload
+
+    def _url(self, url: str) -> str:
+        """``url`` as the record writes it: without credentials, its query string as its
+        HMAC-SHA256 under the key when there is one."""
+        url = clean_url(url)
+        if self._key is None:
+            return url
+        parts = urlsplit(url)
+        if not parts.query:
+            return url
+        digest = hmac.new(self._key, parts.query.encode(), hashlib.sha256).hexdigest()
+        query = f"{HASHED_QUERY}{digest}"
+        return urlunsplit((parts.scheme, parts.netloc, parts.path, query, parts.fragment))
 
     def _write(self, request: Request, payload: dict[str, Any]) -> None:
         self._decided.add(request)

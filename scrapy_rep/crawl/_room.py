@@ -230,9 +230,18 @@ class _InPlace:
                 return self._admission.send_back(request, closing=True)
             why = self._admission.closing(origin or request.url, NO_PLACE)
             self._admission.refuse(request, why)
-        back = self._page_leaving(request)
-        if back is not None and self._slots is not None:
+        # What it was judged by may have changed while it waited (robots.txt refreshed): as
+        # at the final gate, it goes on, is dropped or goes back; either way its place is free.
+        again = self._admission.after_wait(request)
+        back = self._admission.send_back(request) if isinstance(again, Wait) else None
+        if again is not None and self._slots is not None:
             self._slots.left(request)
+        if isinstance(again, Drop):
+            self._admission.refuse(request, again.why)
+        if back is None:
+            back = self._page_leaving(request)
+            if back is not None and self._slots is not None:
+                self._slots.left(request)
         return back
 
 
@@ -622,6 +631,7 @@ class Room(_InPlace):
         waited_for = Counter(what for waits in self._origins.values() for _, what in waits.held)
         self._origins = {}
         self._place_closed = True
+        self._drops.held_at_close(self._place.peek, kept=self._place.next_run is not None)
         if self._place.next_run is None:
             self._events.closed_with_held(len(self._place), waited_for)
         else:

@@ -173,6 +173,7 @@ class MiddlewareSettings:
     slot_concurrency: bool = default("REP_SLOT_CONCURRENCY")
     fleet_limits: bool = default("REP_FLEET_LIMITS")
     record: str | None = default("REP_RECORD")
+    record_query_key: str | None = default("REP_RECORD_QUERY_KEY")
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> MiddlewareSettings:

@@ -14,9 +14,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
+from urllib.parse import urlunsplit
 
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import HtmlResponse
+from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.request import fingerprint as _scrapy_fingerprint
 from w3lib.encoding import http_content_type_encoding
 
@@ -92,12 +94,16 @@ class Verdicts:
         """The tokens a request sent with User-Agent ``agent`` is judged by."""
         return self._tokens.for_header(agent)
 
-    def account(self, state: _State | None, request: Request, known: Known = ()) -> dict[str, Any]:
+    def account(
+        self, state: _State | None, request: Request, known: Known = (), *, query_hidden: bool
+    ) -> dict[str, Any]:
         """What the compliance record says of ``request``'s verdict by ``state`` (None: no
         robots.txt known) and the usage documents ``known``: the User-Agent and its tokens,
         the copy it rests on, with rules robots.txt's answer, the deciding line and the group
         used, and with a declared purpose each usage statement with its source and what it
-        means for the purpose (as ``scrapy robots`` explains it)."""
+        means for the purpose (as ``scrapy robots`` explains it). ``query_hidden``: the record
+        keeps the URL's query string hashed, so it says whether the answer reads it
+        (``query_read``: without the query, robots.txt answers otherwise)."""
         agent = user_agent(request)
         tokens = list(self._tokens.for_header(agent))
         told: dict[str, Any] = {
@@ -117,6 +123,11 @@ class Verdicts:
                 else {"allow": rule.allow, "pattern": rule.pattern, "line": rule.line}
             )
             told["group"] = decided.reason
+            if query_hidden:
+                parts = urlparse_cached(request)
+                bare = urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+                without = state.document.decide(bare, tokens)
+                told["query_read"] = (without.allowed, without.rule) != (decided.allowed, rule)
         if self.purpose.declared and state is not None:
             allowed = told.get("allowed", True)
             found = self.statements(state, request, known, allowed=allowed)

@@ -333,6 +333,7 @@ class RobotsTxtMiddleware:
             else open_recorder(
                 crawler.settings,
                 config.record,
+                config.record_query_key,
                 self._verdicts.tokens_for,
                 self._verdicts.account,
                 lambda request: self._admission.judged(request),
@@ -503,8 +504,11 @@ class RobotsTxtMiddleware:
         self, request: Request, exception: Exception, spider: Spider | None = None
     ) -> None:
         """An earlier downloader middleware dropped an origin's first request before the final
-        gate (OffsiteMiddleware on Scrapy >= 2.13, say): its claim is let go."""
+        gate (OffsiteMiddleware on Scrapy >= 2.13, say): its claim is let go. The last to see
+        a download's failure (after RetryMiddleware gave up): the record's decision."""
         self._admission.claim_over(request)
+        if self._record is not None:
+            self._record.failed_download(request, exception)
 
     def intake_room(self) -> Deferred[None] | None:
         """For ``StartIntakeMiddleware``: None when a start request may be taken now, else a

@@ -76,6 +76,9 @@ class CheckReport:
     #: Decisions today's parser answers differently only in the deciding line, or that
     #: another scrapy-rep version wrote and that it answers differently.
     parser_changed: tuple[Problem, ...]
+    #: Decisions that cannot be re-derived: robots.txt's answer read the URL's query string,
+    #: which the record keeps hashed (REP_RECORD_QUERY_KEY).
+    unverifiable: tuple[Problem, ...]
     files: int
     records: int
     #: Judged decisions re-derived (``not_judged``: those of dont_obey_robotstxt requests).
@@ -249,6 +252,7 @@ class _Checker:
     failures: list[Problem] = field(default_factory=list)
     notes: list[Problem] = field(default_factory=list)
     unsealed: list[Path] = field(default_factory=list)
+    unverifiable: list[Problem] = field(default_factory=list)
     copies: dict[str, _Copy] = field(default_factory=dict)
     parsed: OrderedDict[str, RobotsTxt] = field(default_factory=OrderedDict)
     records: int = 0
@@ -273,6 +277,7 @@ class _Checker:
             failures=tuple(self.failures),
             unsealed=tuple(self.unsealed),
             parser_changed=tuple(self.notes),
+            unverifiable=tuple(self.unverifiable),
             files=len(files),
             records=self.records,
             decisions=self.decisions,
@@ -538,7 +543,8 @@ class _Checker:
         """Whether the decision follows from its robots.txt copy, re-derived today."""
         path = info.path
         decision = payload.get("decision")
-        downloaded = decision == "downloaded"
+        # Sent to the site: a response came, or the download failed after it went.
+        downloaded = decision in ("downloaded", "failed")
         dropped = decision == "dropped" and payload.get("reason") == "disallowed"
         recorded = payload.get("allowed")
         outcome = robots.get("outcome")
@@ -555,6 +561,13 @@ class _Checker:
         if named is None:
             self._fail("decision", path, "it rests on robots.txt rules but names no copy", record)
             return
+        if payload.get("query") == "hmac-sha256":
+            if payload.get("query_read"):
+                words = "robots.txt's answer read its query string, which the record keeps hashed"
+                self.unverifiable.append(_problem("decision", path, words, record))
+                return
+            # Its answer does not read the query (the crawl checked): re-derived without it.
+            payload = {**payload, "url": str(payload.get("url", "")).split("?", 1)[0]}
         try:
             url, tokens = payload["url"], payload["agent"]["tokens"]
             today = self._robots(*named).decide(url, tokens)
@@ -568,7 +581,7 @@ class _Checker:
         said = f"today's parser {verdict} it ({_rule_words(rule)})"
         problems = []
         if downloaded and not today.allowed:
-            problems.append(f"downloaded, but {said}")
+            problems.append(f"{decision}, but {said}")
         if dropped and today.allowed:
             problems.append(f"dropped as disallowed, but {said}")
         if isinstance(recorded, bool) and recorded != today.allowed and not problems:

@@ -15,6 +15,7 @@ __all__ = [
     "CHAIN_START",
     "DECISION_VERSION",
     "FILE_PREFIX",
+    "HASHED_QUERY",
     "MANIFEST",
     "SEAL_URI",
     "chain_link",
@@ -33,6 +34,9 @@ CHAIN_HEADER = "WARC-Rep-Chain"
 CHAIN_START = hashlib.sha256(b"scrapy-rep record chain 1").hexdigest()
 #: WARC-Target-URI of each file's closing seal record.
 SEAL_URI = "urn:x-scrapy-rep:seal"
+#: A query string the record keeps as its HMAC-SHA256 (REP_RECORD_QUERY_KEY) reads so, then
+#: the digest in hex.
+HASHED_QUERY = "hmac-sha256="
 #: The version of a decision record's JSON payload (``payload["version"]``).
 DECISION_VERSION = 1
 
