@@ -264,3 +264,39 @@ def test_query_strings_kept_as_their_hmac_and_decisions_reading_them_unverifiabl
     assert [p.record for p in report.unverifiable] == [
         r.rid for r in read_records(record) if r.target == hashed(read)
     ]
+
+
+def test_an_identical_refetch_is_a_revisit_of_the_first_answer(
+    server_factory: Callable[..., ScriptedServer], tmp_path: Path
+) -> None:
+    site = server_factory()
+    site.robots("User-agent: *\nDisallow: /private\n")
+    record = tmp_path / "record"
+    result = run_crawl(
+        [site.url("/page/1")],
+        {**ADDON, "REP_RECORD": str(record), "REP_CACHE_LIFETIME": 1, "REP_CACHE_MIN_LIFETIME": 1},
+        # /page/2 finds the copy's lifetime over: it is judged by the copy in force while the
+        # refresh it triggers runs (SPEC B3); the next ones by the refreshed copy.
+        extra=[
+            Start(site.url("/page/2"), at=1.5),
+            Start(site.url("/page/3"), at=2.2),
+            Start(site.url("/private/x"), at=2.2),
+        ],
+        timeout=60,
+    )
+    assert result.close_reason == "finished"
+    assert site.count("/robots.txt") == 2
+    records = read_records(record)
+    (first,) = [r for r in records if r.kind == "response"]
+    (again,) = [r for r in records if r.kind == "revisit"]
+    assert again.headers["WARC-Refers-To"] == first.rid
+    assert again.headers["WARC-Payload-Digest"] == first.headers["WARC-Payload-Digest"]
+    found = {url: made for url, (made,) in decisions(records).items()}
+    assert found[site.url("/page/1")]["robots"]["record"] == first.rid
+    assert found[site.url("/page/2")]["robots"]["record"] == first.rid
+    # Decided by the refreshed copy: named by its revisit record, which the check follows.
+    assert found[site.url("/page/3")]["robots"]["record"] == again.rid
+    assert found[site.url("/private/x")]["robots"]["record"] == again.rid
+    assert found[site.url("/private/x")]["decision"] == "dropped"
+    report = check([record])
+    assert report.ok, [str(p) for p in report.failures]
