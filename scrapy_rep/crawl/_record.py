@@ -13,11 +13,12 @@ import time
 import weakref
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import scrapy
 from scrapy.http import Request, Response
+from twisted.internet import task
 
 from scrapy_rep import __version__
 from scrapy_rep.core.settings import SETTINGS
@@ -28,6 +29,7 @@ from scrapy_rep.storage.record._format import HASHED_QUERY, clean_url, warc_date
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
+    from scrapy_rep.core.clock import Clock
     from scrapy_rep.core.policy import Entry
     from scrapy_rep.crawl._cache import OriginState
     from scrapy_rep.crawl._events import Why
@@ -58,6 +60,7 @@ def open_recorder(
     account: Callable[..., dict[str, Any]],
     judged: Callable[[Request], tuple[OriginState[Any], Any] | None],
     purposes: Sequence[str],
+    scheduler: Clock,
 ) -> Recorder:
     """The recorder writing into ``directory`` (``require_warcio`` first)."""
     from scrapy_rep.storage.record import RecordWriter
@@ -75,7 +78,7 @@ def open_recorder(
     }
     info["query"] = "hmac-sha256" if query_key else "as is"
     writer = RecordWriter(directory, info)
-    return Recorder(writer, account, judged, purposes, query_key=query_key)
+    return Recorder(writer, account, judged, purposes, scheduler, query_key=query_key)
 
 
 class Recorder:
@@ -85,13 +88,16 @@ class Recorder:
         account: Callable[..., dict[str, Any]],
         judged: Callable[[Request], tuple[OriginState[Any], Any] | None],
         purposes: Sequence[str],
+        scheduler: Clock,
         clock: Callable[[], float] = time.time,
         *,
         query_key: str | None = None,
     ) -> None:
         """``account(state, request)``: what the verdict by ``state`` rests on and says
         (``Verdicts.account``); ``judged(request)``: the states the admission let ``request``
-        go with; ``query_key``: a secret, to keep query strings as their HMAC-SHA256;
+        go with; ``scheduler``: the crawl's clock, for the writer's batches; ``clock``: the
+        wall clock of the records' dates; ``query_key``: a secret, to keep query strings as
+        their HMAC-SHA256;
         ``waited(request)``: what it waited for in the waiting room (set once the room
         exists)."""
         self.waited: Callable[[Request], tuple[str, float] | None] = lambda request: None
@@ -107,6 +113,10 @@ class Recorder:
         self._copies: dict[tuple[str, str], str] = {}
         # One decision per request per run.
         self._decided: weakref.WeakSet[Request] = weakref.WeakSet()
+        # Records are written in batches: at most a second late.
+        self._flush = task.LoopingCall(writer.flush)
+        self._flush.clock = cast(Any, scheduler)
+        self._flush.start(1.0, now=False)
 
     # -- the fetcher's answers --------------------------------------------------------------
 
@@ -229,6 +239,9 @@ class Recorder:
         self._write(request, payload)
 
     def close(self) -> None:
+        """Write what is queued and seal the open file."""
+        if self._flush.running:
+            self._flush.stop()
         self.writer.close()
 
     def _payload(

@@ -38,7 +38,6 @@ from scrapy.http import Request, Response
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred, gatherResults, maybeDeferred, succeed
-from twisted.internet.threads import deferToThread
 
 from scrapy_rep.core.origin import origin as url_origin
 from scrapy_rep.core.robots_file import RobotsTxt
@@ -338,6 +337,7 @@ class RobotsTxtMiddleware:
                 self._verdicts.account,
                 lambda request: self._admission.judged(request),
                 config.purpose.labels,
+                clock,
             )
         )
         if self._record is not None:
@@ -637,8 +637,8 @@ class RobotsTxtMiddleware:
             self._fleet.close()
         self._drops.summarize()
         if self._record is not None:
-            # Seals the open file: waits for the record's thread to write what is queued.
-            await maybe_deferred_to_future(deferToThread(self._record.close))
+            # Writes what is queued (a batch at most) and seals the open file.
+            self._record.close()
         closed = maybeDeferred(self._store.close)
         closed.addErrback(lambda failure: self._events.store_failed(failure.getErrorMessage()))
         await maybe_deferred_to_future(closed)
