@@ -92,7 +92,7 @@ def test_every_response_and_every_drop_has_a_decision_resting_on_stored_copies(
     missing.route("/robots.txt", Reply(404, b"none here"))
     # robots.txt fails once, then answers: the pages wait for it and are crawled.
     flaky.route("/robots.txt", Reply(503), Reply.text("User-agent: *\nAllow: /\n"))
-    usage.robots("User-agent: *\nAllow: /\n")
+    usage.robots("User-agent: *\nAllow: /\nContent-Usage: /page/no-ai train-ai=n\n")
     usage.route(
         "/.well-known/tdmrep.json", Reply(200, TDMREP, headers={"Content-Type": "application/json"})
     )
@@ -104,7 +104,11 @@ def test_every_response_and_every_drop_has_a_decision_resting_on_stored_copies(
         flaky.url("/page/1"),
         usage.url("/page/free"),
     ]
-    dropped = {rules.url("/private/a"): "disallowed", usage.url("/reserved/a"): "usage"}
+    dropped = {
+        rules.url("/private/a"): "disallowed",
+        usage.url("/reserved/a"): "usage",
+        usage.url("/page/no-ai"): "usage",
+    }
     unjudged = rules.url("/private/not-judged")
     record = tmp_path / "record"
     result = run_crawl(
@@ -156,6 +160,12 @@ def test_every_response_and_every_drop_has_a_decision_resting_on_stored_copies(
     (free,) = found[usage.url("/page/free")]
     assert [d["document"] for d in free["documents"]] == ["tdmrep.json"]
     assert by_id[free["documents"][0]["record"]].target.endswith("/.well-known/tdmrep.json")
+    # Each usage statement with its source (here tdmrep.json's rule), and what it means for
+    # the purpose; the refusal by robots.txt's Content-Usage line, with that line.
+    assert free["purpose"]["used"] is True
+    assert [s.split(" rule ")[0] for s in free["usage"]["train-ai"]["sources"]] == ["tdmrep.json"]
+    (no_ai,) = found[usage.url("/page/no-ai")]
+    assert "Content-Usage" in no_ai["why"] and "line 3" in no_ai["why"], no_ai["why"]
     # The page's own rules and headers; the pause that delayed a page.
     noindex = found[rules.url("/page/noindex")][0]["page"]
     assert noindex["headers"] == {"X-Robots-Tag": ["noindex"]}
@@ -299,4 +309,31 @@ def test_an_identical_refetch_is_a_revisit_of_the_first_answer(
     assert found[site.url("/private/x")]["robots"]["record"] == again.rid
     assert found[site.url("/private/x")]["decision"] == "dropped"
     report = check([record])
+    assert report.ok, [str(p) for p in report.failures]
+
+
+def test_a_cache_replay_is_flagged_and_a_redirect_names_the_urls_before_it(
+    server_factory: Callable[..., ScriptedServer], tmp_path: Path
+) -> None:
+    site = server_factory()
+    site.robots("User-agent: *\nDisallow: /private\n")
+    site.route("/page/moved", Reply.redirect("/page/here"))
+    settings = {
+        **ADDON,
+        "HTTPCACHE_ENABLED": True,
+        "HTTPCACHE_DIR": str(tmp_path / "cache"),
+        "REP_RECORD": str(tmp_path / "record"),
+    }
+    urls = [site.url("/page/1"), site.url("/page/moved")]
+    for _ in range(2):
+        assert run_crawl(urls, settings, timeout=60).close_reason == "finished"
+    assert site.count("/page/1") == 1  # the second run's came from the cache
+    records = read_records(tmp_path / "record")
+    found = decisions(records)
+    assert [made["page"]["cached"] for made in found[site.url("/page/1")]] == [False, True]
+    # The redirect's target is the request decided (each run), naming the URL before it.
+    assert site.url("/page/moved") not in found
+    here = found[site.url("/page/here")]
+    assert [made["page"]["redirects"] for made in here] == [[site.url("/page/moved")]] * 2
+    report = check([tmp_path / "record"])
     assert report.ok, [str(p) for p in report.failures]

@@ -182,6 +182,7 @@ class Verdicts:
             state.origin,
             rule=str(refusal),
             label=refusal.label,
+            judged=state,
         )
 
     def certain_refusal(self, state: _State, request: Request, known: Known) -> Why | None:
