@@ -32,6 +32,7 @@ from scrapy.exceptions import UsageError
 from scrapy.settings import SETTINGS_PRIORITIES
 
 from scrapy_rep.__main__ import parse_tokens
+from scrapy_rep.commands import QUIET_SETTINGS
 from scrapy_rep.commands._online import enable_middleware, explain_online
 from scrapy_rep.core.explain import explain_rules, line_texts
 from scrapy_rep.core.explain_text import format_explanation, headline
@@ -79,13 +80,7 @@ def _usage(flag: str, metavar: str | None) -> str:
 
 class Command(ScrapyCommand):
     requires_project = False
-    default_settings = {  # noqa: RUF012
-        "LOG_LEVEL": "WARNING",
-        "SPIDER_LOADER_WARN_ONLY": True,
-        # Explaining opens no ports of its own.
-        "TELNETCONSOLE_ENABLED": False,
-        "REMOTE_CONTROL_ENABLED": False,
-    }
+    default_settings = QUIET_SETTINGS
 
     def syntax(self) -> str:
         # Scrapy builds the -h usage line from this before ``add_options`` runs: both come

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
+from scrapy_rep.commands import QUIET_SETTINGS
+
 if TYPE_CHECKING:
     import argparse
 
@@ -26,13 +28,7 @@ _SUBCOMMANDS = ("check",)
 
 class Command(ScrapyCommand):
     requires_project = False
-    default_settings = {  # noqa: RUF012
-        "LOG_LEVEL": "WARNING",
-        "SPIDER_LOADER_WARN_ONLY": True,
-        # Checking opens no ports of its own.
-        "TELNETCONSOLE_ENABLED": False,
-        "REMOTE_CONTROL_ENABLED": False,
-    }
+    default_settings = QUIET_SETTINGS
 
     def syntax(self) -> str:
         return "check DIR [DIR ...]"
