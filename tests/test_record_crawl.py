@@ -90,8 +90,16 @@ def test_every_response_and_every_drop_has_a_decision_resting_on_stored_copies(
         "/page/busy", Reply.retry_after(503, 1), Reply(200, html_page("b", []), headers=HTML)
     )
     missing.route("/robots.txt", Reply(404, b"none here"))
-    # robots.txt fails once, then answers: the pages wait for it and are crawled.
-    flaky.route("/robots.txt", Reply(503), Reply.text("User-agent: *\nAllow: /\n"))
+    # robots.txt fails once (with a cookie, sent back by the next attempt), then answers: the
+    # pages wait for it and are crawled.
+    flaky.route(
+        "/robots.txt",
+        Reply(503, headers={"Set-Cookie": "session=s3cr3t"}),
+        Reply.text("User-agent: *\nAllow: /\n"),
+    )
+    # robots.txt that resets the connection once: no answer, then its file.
+    reset = server_factory()
+    reset.route("/robots.txt", Reply(reset=True), Reply.text("User-agent: *\nAllow: /\n"))
     usage.robots("User-agent: *\nAllow: /\nContent-Usage: /page/no-ai train-ai=n\n")
     usage.route(
         "/.well-known/tdmrep.json", Reply(200, TDMREP, headers={"Content-Type": "application/json"})
@@ -103,6 +111,7 @@ def test_every_response_and_every_drop_has_a_decision_resting_on_stored_copies(
         missing.url("/page/1", host="localhost"),
         flaky.url("/page/1"),
         usage.url("/page/free"),
+        reset.url("/page/1", host="localhost"),
     ]
     dropped = {
         rules.url("/private/a"): "disallowed",
@@ -118,6 +127,7 @@ def test_every_response_and_every_drop_has_a_decision_resting_on_stored_copies(
             "REP_RECORD": str(record),
             "REP_USAGE_PURPOSES": ["train-ai"],
             "REP_RETRY_FAST_DELAY": 0.2,
+            "REP_RETRY_DELAY": 0.5,
             "REP_PAUSE_DELAY": 0.5,
         },
         timeout=60,
@@ -171,8 +181,18 @@ def test_every_response_and_every_drop_has_a_decision_resting_on_stored_copies(
     assert noindex["headers"] == {"X-Robots-Tag": ["noindex"]}
     assert noindex["rules"]["noindex"] is True
     assert found[rules.url("/page/busy")][0]["waited"]["for"] == "pause"
-    # Nothing secret: no cookie or credential header anywhere.
-    assert not any(b"Set-Cookie" in r.payload or b"Authorization" in r.payload for r in records)
+    # The fetch that got no answer: a metadata record of its error, and the answer after it.
+    (no_answer,) = [
+        r
+        for r in records
+        if r.kind == "metadata" and r.target == reset.url("/robots.txt", host="localhost")
+    ]
+    assert json.loads(no_answer.payload)["error"]
+    assert found[reset.url("/page/1", host="localhost")][0]["robots"]["status"] == 200
+    # Nothing secret: the cookie went out with the second attempt and is written nowhere.
+    assert any(s.headers.get("cookie") == "session=s3cr3t" for s in flaky.seen("/robots.txt"))
+    raw = b"".join(gzip.decompress(path.read_bytes()) for path in record.glob("*.warc.gz"))
+    assert b"s3cr3t" not in raw and b"Set-Cookie" not in raw
     report = check([record])
     assert report.ok, [str(p) for p in report.failures]
     assert (

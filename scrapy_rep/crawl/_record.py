@@ -66,7 +66,8 @@ def open_recorder(
     from scrapy_rep.storage.record import RecordWriter
 
     # What bears on decisions: every REP_* setting as the crawl reads it, and the User-Agent.
-    chosen = {name: _shown(settings.get(name)) for name in SETTINGS if name in settings}
+    bearing = (*SETTINGS, "ROBOTSTXT_USER_AGENT", "ROBOTSTXT_PARSER")
+    chosen = {name: _shown(settings.get(name)) for name in bearing if name in settings}
     info = {
         "software": f"scrapy-rep {__version__}",
         "scrapy": scrapy.__version__,
