@@ -68,13 +68,16 @@ def read_records(directory: Path) -> list[Record]:
 
 
 def decisions(records: list[Record]) -> dict[str, list[dict[str, Any]]]:
-    """Decision payloads by the URL they are for."""
+    """Decision payloads by the URL they are for, each URL's in the order they were made (the
+    files of runs begun in the same second sort by their random run ids)."""
     found: dict[str, list[dict[str, Any]]] = {}
     for record in records:
         if record.kind == "metadata" and record.headers.get("Content-Type") == "application/json":
             payload = record.decision
             if "decision" in payload:
                 found.setdefault(payload["url"], []).append(payload)
+    for made in found.values():
+        made.sort(key=lambda payload: str(payload["time"]))
     return found
 
 
