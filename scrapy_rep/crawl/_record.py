@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import platform
 import time
 import weakref
@@ -74,10 +75,10 @@ def open_recorder(
         "python": platform.python_version(),
         "user-agent": settings.get("USER_AGENT"),
         "tokens": " ".join(tokens_for(None)),
-        "settings": _json(chosen),
+        "settings": json.dumps(chosen, sort_keys=True),
         "format": "https://github.com/scrapy-rep/scrapy-rep/blob/main/docs/record.md",
+        "query": "hmac-sha256" if query_key else "as is",
     }
-    info["query"] = "hmac-sha256" if query_key else "as is"
     writer = RecordWriter(directory, info)
     return Recorder(writer, account, judged, purposes, scheduler, query_key=query_key)
 
@@ -94,13 +95,12 @@ class Recorder:
         *,
         query_key: str | None = None,
     ) -> None:
-        """``account(state, request)``: what the verdict by ``state`` rests on and says
-        (``Verdicts.account``); ``judged(request)``: the states the admission let ``request``
-        go with; ``scheduler``: the crawl's clock, for the writer's batches; ``clock``: the
-        wall clock of the records' dates; ``query_key``: a secret, to keep query strings as
-        their HMAC-SHA256;
-        ``waited(request)``: what it waited for in the waiting room (set once the room
-        exists)."""
+        """``account(state, request, known, query_hidden=…)``: what the verdict by ``state``
+        rests on and says (``Verdicts.account``); ``judged(request)``: the states the
+        admission let ``request`` go with; ``scheduler``: the crawl's clock, for the writer's
+        batches; ``clock``: the wall clock of the records' dates; ``query_key``: a secret, to
+        keep query strings as their HMAC-SHA256. ``waited(request)``: what it waited for in
+        the waiting room (set once the room exists)."""
         self.waited: Callable[[Request], tuple[str, float] | None] = lambda request: None
         self.writer = writer
         self._account = account
@@ -190,13 +190,12 @@ class Recorder:
         if is_fetch(request) or request in self._decided:
             return
         judged = self._judged(request)
-        if judged is None:
-            payload = self._payload(request, "downloaded", None)
-        else:
-            payload = self._payload(request, "downloaded", judged[0], judged[1])
+        state, known = judged if judged is not None else (None, ())
+        payload = self._payload(request, "downloaded", state, known)
         if judged is not None:
             payload["documents"] = [
-                {"document": document.name, **rests_on(state)} for document, state in judged[1]
+                {"document": document.name, **rests_on(document_state)}
+                for document, document_state in known
             ]
         payload["page"] = {
             "status": response.status,
@@ -295,9 +294,3 @@ def _shown(value: Any) -> Any:
     if isinstance(value, dict):
         return {str(key): _shown(item) for key, item in value.items()}
     return str(value)
-
-
-def _json(value: Any) -> str:
-    import json
-
-    return json.dumps(value, sort_keys=True)

@@ -217,8 +217,9 @@ class _InPlace:
 
     async def _slot_wait(self, request: Request, waiter: Deferred[None]) -> Request | None:
         """Wait for a place in ``request``'s download slot (counted in its Scrapy slot
-        meanwhile, by ``Slots``). Its route may have paused meanwhile: back it goes then, and
-        its place to the next. The crawl closing first (``SlotClosed``): one from the scheduler
+        meanwhile, by ``Slots``). Then it is judged again (``Admission.after_wait``): dropped,
+        or back to the gate if it must wait (its route paused meanwhile), its place to the
+        next. The crawl closing first (``SlotClosed``): one from the scheduler
         (it carries the gate's token) goes back to the gate to be held (kept for the next run
         where held requests are durable, else said as not downloaded); an ``engine.download``
         caller is dropped with the reason."""
@@ -230,19 +231,17 @@ class _InPlace:
                 return self._admission.send_back(request, closing=True)
             why = self._admission.closing(origin or request.url, NO_PLACE)
             self._admission.refuse(request, why)
-        # What it was judged by may have changed while it waited (robots.txt refreshed): as
-        # at the final gate, it goes on, is dropped or goes back; either way its place is free.
+        # What it was judged by may have changed while it waited (robots.txt refreshed, its
+        # route paused): as at the final gate, it goes on, is dropped or goes back, its place
+        # freed.
         again = self._admission.after_wait(request)
-        back = self._admission.send_back(request) if isinstance(again, Wait) else None
-        if again is not None and self._slots is not None:
+        if again is None:
+            return None
+        if self._slots is not None:
             self._slots.left(request)
         if isinstance(again, Drop):
             self._admission.refuse(request, again.why)
-        if back is None:
-            back = self._page_leaving(request)
-            if back is not None and self._slots is not None:
-                self._slots.left(request)
-        return back
+        return self._admission.send_back(request)
 
 
 class Room(_InPlace):

@@ -31,6 +31,7 @@ from scrapy_rep.core.stats import CRAWL_DELAY_APPLIED
 from scrapy_rep.crawl import _compat
 from scrapy_rep.crawl._events import Where, Why
 from scrapy_rep.crawl.robot_parser import RobotParser
+from scrapy_rep.storage.record._format import rule_fields
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -117,11 +118,7 @@ class Verdicts:
             decided = state.document.decide(request.url, tokens)
             rule = decided.rule
             told["allowed"] = decided.allowed
-            told["rule"] = (
-                None
-                if rule is None
-                else {"allow": rule.allow, "pattern": rule.pattern, "line": rule.line}
-            )
+            told["rule"] = rule_fields(rule)
             told["group"] = decided.reason
             if query_hidden:
                 parts = urlparse_cached(request)

@@ -11,15 +11,14 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from scrapy_rep.storage.record._check import CheckReport, check
-    from scrapy_rep.storage.record._writer import RecordWriter, record_id
+    from scrapy_rep.storage.record._writer import RecordWriter
 
-__all__ = ["CheckReport", "RecordWriter", "check", "record_id"]
+__all__ = ["CheckReport", "RecordWriter", "check"]
 
 _WHERE = {
     "CheckReport": "_check",
     "check": "_check",
     "RecordWriter": "_writer",
-    "record_id": "_writer",
 }
 
 

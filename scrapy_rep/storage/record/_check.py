@@ -16,7 +16,6 @@ from typing import Any, Literal
 from warcio.archiveiterator import ArchiveIterator
 
 from scrapy_rep.core.decode import DecodeError, decode, split_codings
-from scrapy_rep.core.matcher import Rule
 from scrapy_rep.core.parser import MAX_BODY_BYTES
 from scrapy_rep.core.robots_file import RobotsTxt
 from scrapy_rep.storage.record._format import (
@@ -27,15 +26,11 @@ from scrapy_rep.storage.record._format import (
     MANIFEST,
     SEAL_URI,
     chain_link,
+    rule_fields,
 )
 
 __all__ = ["CheckReport", "Problem", "check"]
 
-#: warcinfo's ``software`` as this version writes it: a decision written by another one is
-#: re-derived all the same, but a different answer is "the parser changed", not a failure.
-#: scrapy_rep is this module's parent package, so always imported already (and it imports no
-#: Scrapy); imported by name because a static import would make the import contracts follow
-#: the root's TYPE_CHECKING-only imports of the Scrapy components.
 #: The record types a decision's ``robots.record`` / ``documents[].record`` may name.
 _COPY_TYPES = ("response", "resource", "revisit")
 #: Revisits followed to the answer they repeat, at most.
@@ -222,12 +217,6 @@ def _warc_fields(block: bytes) -> dict[str, str]:
         if colon:
             fields.setdefault(name.strip(), value.strip())
     return fields
-
-
-def _rule_fields(rule: Rule | None) -> dict[str, Any] | None:
-    return (
-        None if rule is None else {"allow": rule.allow, "pattern": rule.pattern, "line": rule.line}
-    )
 
 
 def _rule_words(rule: dict[str, Any] | None) -> str:
@@ -576,7 +565,7 @@ class _Checker:
                 "decision", path, f"cannot be re-derived: {type(exc).__name__}: {exc}", record
             )
             return
-        rule = _rule_fields(today.rule)
+        rule = rule_fields(today.rule)
         verdict = "allows" if today.allowed else "disallows"
         said = f"today's parser {verdict} it ({_rule_words(rule)})"
         problems = []

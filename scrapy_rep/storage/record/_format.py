@@ -7,7 +7,11 @@ import base64
 import hashlib
 from collections.abc import Callable
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
+
+if TYPE_CHECKING:
+    from scrapy_rep.core.matcher import Rule
 
 __all__ = [
     "CHAINED",
@@ -20,6 +24,7 @@ __all__ = [
     "SEAL_URI",
     "chain_link",
     "clean_url",
+    "rule_fields",
     "warc_date",
     "warc_digest",
 ]
@@ -87,3 +92,10 @@ def clean_url(url: str) -> str:
         return url
     netloc = parts.netloc.rpartition("@")[2]
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def rule_fields(rule: Rule | None) -> dict[str, Any] | None:
+    """A deciding rule as a decision's ``rule`` field says it (None: no rule matched)."""
+    return (
+        None if rule is None else {"allow": rule.allow, "pattern": rule.pattern, "line": rule.line}
+    )

@@ -32,7 +32,7 @@ from scrapy_rep.storage.record._format import (
     warc_date,
 )
 
-__all__ = ["NEVER_RECORDED", "RecordWriter", "record_id"]
+__all__ = ["NEVER_RECORDED", "RecordWriter"]
 
 logger = logging.getLogger(__name__)
 
@@ -41,14 +41,9 @@ NEVER_RECORDED = frozenset({b"set-cookie", b"cookie", b"authorization", b"proxy-
 #: A file is sealed and the next begun once it is this large.
 FILE_LIMIT = 1 << 30
 #: Records are written in batches of this many (or fewer, at ``flush``): at most this many
-#: wait in memory. Written on the caller's thread: a writer thread cost a crawl twice the CPU
-#: (22 % against 10 %: it contends with the reactor for the GIL at every record).
+#: wait in memory. Written on the caller's thread: a writer thread contends with the reactor
+#: for the GIL at every record (record on/off 0.80 with one, 0.87 without: benchmarks/README.md).
 BATCH = 256
-
-
-def record_id() -> str:
-    """A new WARC-Record-ID."""
-    return f"<urn:uuid:{uuid.uuid4()}>"
 
 
 def _clean(headers: Iterable[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
@@ -121,7 +116,7 @@ class RecordWriter:
         """An answer to one of scrapy-rep's fetches: a ``request`` and a ``response`` record
         (the body as received, ``truncated``: WARC-Truncated's reason if it was cut). Returns
         the response record's id."""
-        answer_id, request_id = record_id(), record_id()
+        answer_id, request_id = self._next_id(), self._next_id()
         sent, got = _clean(request_headers), _clean(headers)
         args = (url, method, sent, status, got, body, truncated, when, answer_id, request_id)
         self._put(self._answer, *args)
@@ -139,7 +134,7 @@ class RecordWriter:
     ) -> str:
         """An answer identical to an earlier one (``first``: its record id and WARC date): a
         ``revisit`` record (identical-payload-digest profile) with the answer's headers."""
-        rid = record_id()
+        rid = self._next_id()
         self._put(self._revisit, url, first, status, _clean(headers), payload_digest, when, rid)
         return rid
 
@@ -152,7 +147,7 @@ class RecordWriter:
         """A copy this process did not fetch (read from the store: another process's fetch,
         or an earlier run's): a ``resource`` record of its bytes, ``about`` it in its
         ``WARC-Rep-Copy`` header (JSON)."""
-        rid = record_id()
+        rid = self._next_id()
         extra = {"WARC-Rep-Copy": json.dumps(about, sort_keys=True)}
         self._put(self._plain, rid, "resource", url, "text/plain", body, when, extra)
         return rid
@@ -166,7 +161,7 @@ class RecordWriter:
         a second or so; a crash loses at most that)."""
         batch, self._batch = self._batch, []
         for call, args in batch:
-            self._guarded(call, *args)
+            self._guarded(self._record, call, args)
         if batch and self._out is not None:
             self._guarded(self._out.flush)
 
@@ -184,14 +179,16 @@ class RecordWriter:
         return rid
 
     def _next_id(self) -> str:
-        """A record id for this writer, cheaper than ``record_id`` (one per page): a random
-        UUID's first 20 hex digits, then a count."""
+        """A new WARC-Record-ID: the writer's random UUID's first 20 hex digits, then a count
+        (cheaper than a ``uuid4`` per record, one per page)."""
         self._issued += 1
         return f"<urn:uuid:{self._id_stem}{self._issued:012x}>"
 
-    def _dumped(self, rid: str, kind: str, url: str, payload: dict[str, Any], when: float) -> None:
+    def _dumped(
+        self, writer: _Writer, rid: str, kind: str, url: str, payload: dict[str, Any], when: float
+    ) -> None:
         body = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
-        self._plain(rid, kind, url, "application/json", body, when, {})
+        self._plain(writer, rid, kind, url, "application/json", body, when, {})
 
     def _put(self, call: Callable[..., None], *args: Any) -> None:
         self._batch.append((call, args))
@@ -206,6 +203,13 @@ class RecordWriter:
         except Exception as exc:
             self.error = exc
             logger.error("The compliance record stopped: writing to %s failed: %s", self._path, exc)
+
+    def _record(self, call: Callable[..., None], args: tuple[Any, ...]) -> None:
+        """Write one queued record (``call`` with the open file's writer): a file is begun
+        first if none is open, and sealed after it if it reached ``file_limit``."""
+        call(self._open(), *args)
+        if self._out is not None and self._out.size >= self._file_limit:
+            self._seal(self._number + 1)
 
     def _open(self) -> _Writer:
         if self._writer is None:
@@ -244,6 +248,7 @@ class RecordWriter:
 
     def _answer(
         self,
+        writer: _Writer,
         url: str,
         method: str,
         sent: list[tuple[str, str]],
@@ -255,7 +260,6 @@ class RecordWriter:
         answer_id: str,
         request_id: str,
     ) -> None:
-        writer = self._open()
         target = clean_url(url)
         extra = {"WARC-Truncated": truncated} if truncated else {}
         response_headers = StatusAndHeaders(f"{status} {_reason(status)}", got, "HTTP/1.1")
@@ -288,10 +292,10 @@ class RecordWriter:
         )
         request_headers.compute_headers_buffer()
         self._write(request, request_headers.headers_buff)
-        self._rotate()
 
     def _revisit(
         self,
+        writer: _Writer,
         url: str,
         first: tuple[str, str],
         status: int,
@@ -300,7 +304,6 @@ class RecordWriter:
         when: float,
         rid: str,
     ) -> None:
-        writer = self._open()
         target = clean_url(url)
         http_headers = StatusAndHeaders(f"{status} {_reason(status)}", got, "HTTP/1.1")
         record = writer.create_revisit_record(
@@ -313,10 +316,10 @@ class RecordWriter:
         )
         http_headers.compute_headers_buffer()
         self._write(record, http_headers.headers_buff)
-        self._rotate()
 
     def _plain(
         self,
+        writer: _Writer,
         rid: str,
         kind: str,
         url: str,
@@ -325,7 +328,6 @@ class RecordWriter:
         when: float,
         extra: dict[str, str],
     ) -> None:
-        writer = self._open()
         record = writer.create_warc_record(
             clean_url(url),
             kind,
@@ -335,11 +337,6 @@ class RecordWriter:
             warc_headers_dict=self._headers(rid, when, extra),
         )
         self._write(record, body)
-        self._rotate()
-
-    def _rotate(self) -> None:
-        if self._out is not None and self._out.size >= self._file_limit:
-            self._seal(self._number + 1)
 
     def _seal(self, following: int | None) -> None:
         """Close the open file with its seal record and list it in the manifest."""
@@ -361,7 +358,7 @@ class RecordWriter:
             payload=BytesIO(body),
             length=len(body),
             warc_content_type="application/json",
-            warc_headers_dict=self._headers(record_id(), when, {}),
+            warc_headers_dict=self._headers(self._next_id(), when, {}),
         )
         self._write(record, body)
         digest = self._out.close()
