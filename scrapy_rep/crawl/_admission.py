@@ -2,8 +2,10 @@
 
 Every place scrapy-rep looks at a request asks here and does what it answers: the gate (before
 the scheduler), a held request being released, the final gate (before download: also
-``engine.download`` callers and requests another process or an earlier run allowed) and the
-guard's last look. No per-origin condition is tested anywhere else. The order:
+``engine.download`` callers and requests another process or an earlier run allowed), the
+guard's last look, and a request that got its download slot's place after waiting for it
+(``after_wait``: what it was judged by may have changed meanwhile). No per-origin condition is
+tested anywhere else. The order:
 
 1. robots.txt unknown or unreachable: wait for it (SPEC B2) — nothing is known before it. At
    the gate an unknown origin's first request may go on unresolved (``FIRST``) and wait at the
